@@ -1,0 +1,179 @@
+/* The wire layout shared by the supervisor (src/channel/mod.rs) and the runtime.
+ *
+ * One memfd, mapped MAP_SHARED by both sides. Every field has a fixed offset; the Rust mirror
+ * is checked against this header by tests/channel_layout.rs. Bump SMC_CHANNEL_VERSION on any
+ * change. Words used as futexes are 32-bit and aligned.
+ *
+ * Ownership: the supervisor writes the configuration and the replies; the runtime writes
+ * pending events, results and error reports. The supervisor trusts none of it. */
+#ifndef SMC_CHANNEL_H
+#define SMC_CHANNEL_H
+#include <stdint.h>
+
+#define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
+#define SMC_CHANNEL_VERSION 1
+#define SMC_MAX_THREADS 256
+#define SMC_MSG_LEN 512
+
+/* Operations a thread can announce (smc_slot.op). */
+enum smc_op {
+    SMC_OP_NONE = 0,
+    SMC_OP_LOAD = 1,          /* addr, size */
+    SMC_OP_STORE = 2,         /* addr, size */
+    SMC_OP_RMW = 3,           /* atomic read-modify-write (lock prefix, xchg) */
+    SMC_OP_CAS = 4,           /* atomic compare-exchange; result says whether it wrote */
+    SMC_OP_RMW_LOAD = 5,      /* first half of a non-atomic read-modify-write */
+    SMC_OP_RMW_STORE = 6,     /* its second half */
+    SMC_OP_FENCE = 7,
+    SMC_OP_THREAD_START = 10,
+    SMC_OP_THREAD_EXIT = 11,
+    SMC_OP_SPAWN = 12,        /* pthread_create; reply: nothing, the child gets the next slot */
+    SMC_OP_JOIN = 13,         /* arg: slot of the joined thread */
+    SMC_OP_PROCESS_EXIT = 14, /* arg: exit status */
+    SMC_OP_MUTEX_LOCK = 20,   /* addr: the mutex */
+    SMC_OP_MUTEX_TRYLOCK = 21,/* reply: 0 acquired, else EBUSY */
+    SMC_OP_MUTEX_UNLOCK = 22,
+    SMC_OP_COND_WAIT = 23,    /* addr: cond, addr2: mutex, arg: 1 when timed */
+    SMC_OP_COND_REACQUIRE = 24, /* addr: cond, addr2: mutex, arg: 1 when timed; reply: 0 or ETIMEDOUT */
+    SMC_OP_COND_SIGNAL = 25,
+    SMC_OP_COND_BROADCAST = 26,
+    SMC_OP_RW_RDLOCK = 27,    /* arg: 1 for the try variant; reply: 0 or EBUSY */
+    SMC_OP_RW_WRLOCK = 28,
+    SMC_OP_RW_UNLOCK = 29,
+    SMC_OP_BARRIER_INIT = 30, /* arg: count */
+    SMC_OP_BARRIER_WAIT = 31, /* reply: 1 when this thread completed the barrier */
+    SMC_OP_BARRIER_LEAVE = 32,
+    SMC_OP_SEM_INIT = 33,     /* arg: initial value */
+    SMC_OP_SEM_WAIT = 34,     /* arg: 1 for trywait; reply: 0 or EAGAIN */
+    SMC_OP_SEM_POST = 35,
+    SMC_OP_YIELD = 40,
+    SMC_OP_ASSUME = 41,       /* arg: the condition (0 blocks the execution) */
+    SMC_OP_ATOMIC_BEGIN = 42,
+    SMC_OP_ATOMIC_END = 43,
+};
+
+/* Slot states. */
+enum smc_slot_state {
+    SMC_SLOT_FREE = 0,
+    SMC_SLOT_RUNNING = 1,
+    SMC_SLOT_STOPPED = 2, /* pending event valid, waiting for go */
+    SMC_SLOT_EXITED = 3,
+};
+
+/* Kinds of instrumented instruction sites (smc_site.kind). */
+enum smc_site_kind {
+    SMC_SITE_LOAD = 1,
+    SMC_SITE_STORE = 2,
+    SMC_SITE_RMW = 3,        /* non-atomic read-modify-write: two events */
+    SMC_SITE_ATOMIC = 4,     /* locked RMW or xchg: one atomic event */
+    SMC_SITE_CAS = 5,        /* lock cmpxchg (8/16/32/64 bit) */
+    SMC_SITE_CAS2 = 6,       /* lock cmpxchg8b / cmpxchg16b */
+    SMC_SITE_FENCE = 7,
+    SMC_SITE_UNSUPPORTED = 8,/* cannot be executed faithfully on shared memory */
+};
+
+#define SMC_REG_NONE 0xff
+#define SMC_REG_RIP 0xfe /* disp is relative to the load bias */
+
+/* One instrumented instruction. The effective address is
+ * base + index * scale + disp, computed from the trapped context. */
+struct smc_site {
+    uint64_t offset;   /* instruction address minus the load bias */
+    int64_t disp;
+    uint32_t copy_off; /* offset of its relocated copy in the trampoline */
+    uint32_t size;     /* access size in bytes */
+    uint8_t kind;      /* enum smc_site_kind */
+    uint8_t len;       /* instruction length */
+    uint8_t base;      /* 0..15 (rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8..r15) or SMC_REG_* */
+    uint8_t index;
+    uint8_t scale;
+    uint8_t addr32;    /* 1 when the address size is 32 bits */
+    uint8_t orig;      /* first byte of the instruction, checked before patching */
+    uint8_t pad;
+};
+
+/* Per-thread slot; 128 bytes. */
+struct smc_slot {
+    uint32_t go;     /* futex: the supervisor sets 1 to let the thread run its pending event */
+    uint32_t state;  /* enum smc_slot_state */
+    uint32_t parent; /* slot of the creating thread */
+    uint32_t op;     /* pending event: enum smc_op */
+    uint64_t addr;
+    uint64_t addr2;
+    uint64_t size;
+    uint64_t arg;
+    uint64_t pc;     /* instruction or call-site address of the pending event */
+    uint64_t hash;   /* hash of the thread-local state at a pending load (await detection) */
+    uint64_t reply;  /* supervisor -> runtime: result of the pending event */
+    uint64_t prev_read;    /* value read by the previously executed event (first 8 bytes) */
+    uint64_t prev_written; /* value in memory after the previously executed event wrote */
+    uint32_t prev_flags;   /* SMC_PREV_* */
+    uint32_t site;         /* site index + 1 of the pending event, 0 if none */
+    uint64_t pad[2];
+};
+
+#define SMC_PREV_WROTE 1u /* the previous event did write (a CAS that succeeded) */
+#define SMC_PREV_VALID 2u /* prev_* describe an executed event */
+#define SMC_PREV_READ 4u  /* the previous event did read (prev_read is valid) */
+
+#define SMC_FLAG_FENCES_VISIBLE 1u /* report fences as events */
+
+/* Error kinds reported by the runtime (first error wins). */
+enum smc_err {
+    SMC_ERR_NONE = 0,
+    SMC_ERR_ASSERT = 1,    /* __assert_fail: err_msg has the text */
+    SMC_ERR_SIGNAL = 2,    /* fatal signal: err_signal, err_pc, err_addr */
+    SMC_ERR_VERIFIER = 3,  /* __VERIFIER_error / reach_error */
+    SMC_ERR_UNSUPPORTED = 4, /* an instruction the checker cannot run faithfully */
+    SMC_ERR_RUNTIME = 5,   /* the runtime itself failed: err_msg */
+};
+
+/* Init handshake states (smc_header.init_state, a futex). */
+enum smc_init {
+    SMC_INIT_NONE = 0,
+    SMC_INIT_MAPPED = 1,  /* runtime: load_bias and tramp_addr are valid */
+    SMC_INIT_CODE = 2,    /* supervisor: the relocated copies are written */
+    SMC_INIT_READY = 3,   /* runtime: text patched, fork server waiting */
+    SMC_INIT_FAILED = 4,  /* either side: err_msg says why */
+};
+
+struct smc_header {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t max_threads;
+    uint64_t total_size;
+    /* configuration (supervisor) */
+    uint32_t nsites;
+    uint32_t flags;
+    uint64_t sites_off;
+    uint64_t code_off;
+    uint64_t code_cap;
+    /* init handshake */
+    uint32_t init_state;
+    uint32_t pad0;
+    uint64_t load_bias;
+    uint64_t tramp_addr;
+    /* fork server */
+    uint32_t fs_cmd;   /* futex: bumped by the supervisor to start one execution */
+    uint32_t fs_quit;
+    int32_t child_pid;
+    int32_t wait_status;
+    uint32_t exec_done; /* the execution's process has been reaped */
+    uint32_t abort;     /* the supervisor asks the execution's threads to exit */
+    /* scheduling */
+    uint32_t sup_futex; /* bumped whenever the supervisor has something to look at */
+    uint32_t running;   /* threads currently running (0 or 1, 2 during a spawn) */
+    uint32_t nthreads;  /* slots used by this execution */
+    uint32_t pad1;
+    /* first error of the execution */
+    uint32_t err_kind;
+    uint32_t err_signal;
+    uint32_t err_slot;
+    uint32_t pad2;
+    uint64_t err_pc;
+    uint64_t err_addr;
+    char err_msg[SMC_MSG_LEN];
+    struct smc_slot slots[SMC_MAX_THREADS];
+};
+
+#endif

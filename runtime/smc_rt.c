@@ -1,0 +1,733 @@
+/* smc-run runtime: preloaded into the program under test.
+ *
+ * It executes, it never decides. At load it maps the channel, patches a trap over every
+ * instrumented instruction of the executable and becomes a fork server at main. In an
+ * execution, every visible operation (a trapped shared-memory access, a pthread call) is
+ * announced in the thread's slot and the thread waits until the supervisor lets it run; only
+ * one thread of the program runs at a time. The trap path is async-signal-safe: atomics,
+ * raw futex syscalls and memcpy only. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <linux/futex.h>
+
+#include "channel.h"
+#include "arch.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+/* ---- process-wide state (set up before main, read-only afterwards) ---- */
+static struct smc_header *ch;
+static const struct smc_site *g_sites;
+static uint32_t g_nsites;
+static uint64_t g_bias;
+static uint8_t *g_tramp;
+static int g_active;
+static volatile int g_exiting; /* the execution has ended: run everything natively */
+static pthread_t g_tids[SMC_MAX_THREADS];
+static uint64_t g_main_stack_lo, g_main_stack_hi;
+
+/* ---- per-thread state ---- */
+static __thread int t_slot = -1;
+static __thread uint64_t t_stack_lo, t_stack_hi;
+static __thread uint32_t t_prev_flags; /* SMC_PREV_* of the last executed event */
+static __thread uint64_t t_prev_addr, t_prev_size, t_prev_read;
+static __thread uint64_t t_trap_pc; /* pc of the site being handled, for crash reports */
+static __thread int t_in_trap;
+static __thread uint8_t t_rmw_buf[64];
+
+/* ---- real functions ---- */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn real_main;
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static int (*real_pthread_join)(pthread_t, void **);
+static void (*real_pthread_exit)(void *) __attribute__((noreturn));
+static void (*real_exit)(int) __attribute__((noreturn));
+static void (*real_assert_fail)(const char *, const char *, unsigned, const char *) __attribute__((noreturn));
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+
+static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts) {
+    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+static void futex_wake_all(uint32_t *w) { futex(w, FUTEX_WAKE, 0x7fffffff, NULL); }
+
+static void __attribute__((noreturn)) die_now(int code) {
+    syscall(SYS_exit_group, code);
+    __builtin_unreachable();
+}
+
+static void notify_supervisor(void) {
+    __atomic_add_fetch(&ch->sup_futex, 1, __ATOMIC_SEQ_CST);
+    futex_wake_all(&ch->sup_futex);
+}
+
+static int in_execution(void) { return g_active && t_slot >= 0 && !g_exiting; }
+
+/* Record the first error of this execution. Async-signal-safe. */
+static void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr, const char *msg) {
+    uint32_t none = SMC_ERR_NONE;
+    if (!ch || !__atomic_compare_exchange_n(&ch->err_kind, &none, kind, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST))
+        return;
+    ch->err_signal = sig;
+    ch->err_pc = pc;
+    ch->err_addr = addr;
+    ch->err_slot = (uint32_t)t_slot;
+    if (msg) {
+        size_t n = strlen(msg);
+        if (n >= SMC_MSG_LEN) n = SMC_MSG_LEN - 1;
+        memcpy(ch->err_msg, msg, n);
+        ch->err_msg[n] = 0;
+    }
+}
+
+/* Copy up to 8 bytes of a value for reporting. */
+static uint64_t read_value(uint64_t addr, uint64_t size) {
+    uint64_t v = 0;
+    if (addr < 4096) return 0; /* the access itself will fault; do not fault here first */
+    memcpy(&v, (const void *)addr, size < 8 ? size : 8);
+    return v;
+}
+
+/* Fill the slot's description of the event this thread executed last. */
+static void publish_prev(struct smc_slot *s) {
+    s->prev_flags = t_prev_flags;
+    s->prev_read = t_prev_read;
+    s->prev_written = (t_prev_flags & SMC_PREV_WROTE) ? read_value(t_prev_addr, t_prev_size) : 0;
+    t_prev_flags = 0;
+}
+
+static void note_executed(uint64_t addr, uint64_t size, int read, int wrote) {
+    t_prev_flags = SMC_PREV_VALID | (wrote ? SMC_PREV_WROTE : 0) | (read ? SMC_PREV_READ : 0);
+    t_prev_addr = addr;
+    t_prev_size = size;
+    t_prev_read = read ? read_value(addr, size) : 0;
+}
+
+static void wait_go(struct smc_slot *s) {
+    for (int i = 0; i < 4000; i++) {
+        if (LOAD(&s->go)) goto ready;
+        __builtin_ia32_pause();
+    }
+    while (!LOAD(&s->go)) futex(&s->go, FUTEX_WAIT, 0, NULL);
+ready:
+    if (LOAD(&ch->abort)) die_now(0);
+    STORE(&s->go, 0);
+    STORE(&s->state, SMC_SLOT_RUNNING);
+}
+
+/* Announce the pending event and wait until the supervisor lets this thread run it.
+ * Returns the supervisor's reply. */
+static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg,
+                         uint64_t pc, uint64_t hash, uint32_t site) {
+    struct smc_slot *s = &ch->slots[t_slot];
+    publish_prev(s);
+    s->op = op;
+    s->addr = addr;
+    s->addr2 = addr2;
+    s->size = size;
+    s->arg = arg;
+    s->pc = pc;
+    s->hash = hash;
+    s->site = site;
+    STORE(&s->state, SMC_SLOT_STOPPED);
+    if (op == SMC_OP_THREAD_START) futex_wake_all(&s->state); /* the creator waits for this */
+    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) notify_supervisor();
+    wait_go(s);
+    return LOAD(&s->reply);
+}
+
+#define CALLER_PC ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* ---- the trap path ---- */
+
+static const struct smc_site *find_site(uint64_t off) {
+    uint32_t lo = 0, hi = g_nsites;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g_sites[mid].offset < off) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < g_nsites && g_sites[lo].offset == off ? &g_sites[lo] : NULL;
+}
+
+static uint64_t effective_address(const struct smc_site *st, const ucontext_t *uc) {
+    uint64_t ea = (uint64_t)st->disp;
+    if (st->base == SMC_REG_RIP) ea += g_bias;
+    else if (st->base != SMC_REG_NONE) ea += smc_reg(uc, st->base);
+    if (st->index != SMC_REG_NONE) ea += smc_reg(uc, st->index) * st->scale;
+    if (st->addr32) ea &= 0xffffffffu;
+    return ea;
+}
+
+/* Hash of the thread-local state at a load: registers and the stack near the stack pointer
+ * (including the red zone). Two equal hashes at the same pc, with no write in between,
+ * mean the thread is going round an await loop. */
+static uint64_t state_hash(const ucontext_t *uc) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < SMC_NGPR; i++) h = (h ^ smc_reg(uc, i)) * 1099511628211ULL;
+    uint64_t sp = smc_sp(uc);
+    uint64_t lo = sp - SMC_RED_ZONE, hi = sp + 256;
+    if (lo < t_stack_lo) lo = t_stack_lo;
+    if (hi > t_stack_hi) hi = t_stack_hi;
+    for (uint64_t a = lo & ~7ULL; a + 8 <= hi; a += 8) h = (h ^ *(const uint64_t *)a) * 1099511628211ULL;
+    return h;
+}
+
+static int cas_would_write(const struct smc_site *st, uint64_t ea, const ucontext_t *uc) {
+    if (ea < 4096) return 0;
+    if (st->kind == SMC_SITE_CAS2) {
+        uint64_t cur[2] = {0, 0};
+        if (st->size == 16) {
+            memcpy(cur, (const void *)ea, 16);
+            return cur[0] == smc_acc(uc) && cur[1] == smc_acc_hi(uc);
+        }
+        memcpy(cur, (const void *)ea, 8);
+        return cur[0] == ((smc_acc(uc) & 0xffffffffu) | (smc_acc_hi(uc) << 32));
+    }
+    uint64_t cur = 0, want = smc_acc(uc);
+    memcpy(&cur, (const void *)ea, st->size);
+    if (st->size < 8) want &= (1ULL << (8 * st->size)) - 1;
+    return cur == want;
+}
+
+static void on_trap(int sig, siginfo_t *si, void *ucv) {
+    (void)sig;
+    (void)si;
+    ucontext_t *uc = ucv;
+    uint64_t pc = smc_pc(uc) - SMC_TRAP_LEN;
+    const struct smc_site *st = g_nsites ? find_site(pc - g_bias) : NULL;
+    if (!st) {
+        /* not one of ours: the program's own int3. Treat it as the fatal signal it would be. */
+        report_error(SMC_ERR_SIGNAL, SIGTRAP, pc, 0, NULL);
+        signal(SIGTRAP, SIG_DFL);
+        raise(SIGTRAP);
+        return;
+    }
+    uint64_t copy = (uint64_t)(uintptr_t)g_tramp + st->copy_off;
+    uint32_t site_no = (uint32_t)(st - g_sites) + 1;
+    smc_set_pc(uc, copy);
+    if (!in_execution()) return;
+    if (st->kind == SMC_SITE_FENCE) {
+        if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, 0, pc, 0, site_no);
+        return;
+    }
+    uint64_t ea = effective_address(st, uc);
+    if (ea >= t_stack_lo && ea < t_stack_hi) return; /* this thread's own stack */
+    uint64_t size = st->size;
+    t_in_trap = 1;
+    t_trap_pc = pc;
+    switch (st->kind) {
+    case SMC_SITE_LOAD:
+        smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, state_hash(uc), site_no);
+        note_executed(ea, size, 1, 0);
+        break;
+    case SMC_SITE_STORE:
+        smc_stop(SMC_OP_STORE, ea, 0, size, 0, pc, 0, site_no);
+        note_executed(ea, size, 0, 1);
+        break;
+    case SMC_SITE_RMW: {
+        /* Two events; the store half writes back what the load half saw, so a write by
+         * another thread in between is lost as it would be on hardware. */
+        uint64_t n = size < sizeof t_rmw_buf ? size : sizeof t_rmw_buf;
+        smc_stop(SMC_OP_RMW_LOAD, ea, 0, size, 0, pc, state_hash(uc), site_no);
+        note_executed(ea, size, 1, 0);
+        if (ea >= 4096) memcpy(t_rmw_buf, (const void *)ea, n);
+        smc_stop(SMC_OP_RMW_STORE, ea, 0, size, 0, pc, 0, site_no);
+        if (ea >= 4096) memcpy((void *)ea, t_rmw_buf, n);
+        note_executed(ea, size, 0, 1);
+        break;
+    }
+    case SMC_SITE_ATOMIC:
+        smc_stop(SMC_OP_RMW, ea, 0, size, 0, pc, 0, site_no);
+        note_executed(ea, size, 1, 1);
+        break;
+    case SMC_SITE_CAS:
+    case SMC_SITE_CAS2:
+        smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, state_hash(uc), site_no);
+        note_executed(ea, size, 1, cas_would_write(st, ea, uc));
+        break;
+    default: {
+        char msg[128];
+        snprintf(msg, sizeof msg, "instruction at %#lx cannot be run faithfully on shared memory",
+                 (unsigned long)pc);
+        report_error(SMC_ERR_UNSUPPORTED, 0, pc, ea, msg);
+        die_now(125);
+    }
+    }
+    t_in_trap = 0;
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *ucv) {
+    ucontext_t *uc = ucv;
+    if (ch) {
+        /* also before main: the supervisor then says where start-up crashed */
+        uint64_t pc = t_in_trap ? t_trap_pc : smc_pc(uc);
+        report_error(SMC_ERR_SIGNAL, (uint32_t)sig, pc, (uint64_t)(uintptr_t)si->si_addr, NULL);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig); /* blocked until we return, then fatal */
+}
+
+static void install_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_trap;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTRAP, &sa, NULL);
+    sa.sa_sigaction = on_fatal;
+    int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (unsigned i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &sa, NULL);
+}
+
+/* ---- start-up: map the channel, receive the relocated copies, patch the text ---- */
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    uint64_t *out = data; /* bias, lowest, highest address of the executable */
+    out[0] = info->dlpi_addr;
+    out[1] = UINT64_MAX;
+    out[2] = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (lo < out[1]) out[1] = lo;
+        if (hi > out[2]) out[2] = hi;
+    }
+    return 1; /* the first object is the executable */
+}
+
+static void init_fail(const char *msg) {
+    snprintf(ch->err_msg, SMC_MSG_LEN, "%s", msg);
+    STORE(&ch->init_state, SMC_INIT_FAILED);
+    notify_supervisor();
+    futex_wake_all(&ch->init_state);
+    die_now(126);
+}
+
+/* A trampoline within +-2 GiB of the text, so relocated rip-relative operands reach. */
+static uint8_t *map_near(uint64_t lo, uint64_t hi, uint64_t size) {
+    const uint64_t step = 1ULL << 20;
+    for (uint64_t d = step; d < (1ULL << 30); d += step) {
+        uint64_t cand[2] = {((hi + d) & ~(step - 1)), lo > d + size ? ((lo - d - size) & ~(step - 1)) : 0};
+        for (int k = 0; k < 2; k++) {
+            if (!cand[k]) continue;
+            void *p = mmap((void *)cand[k], size, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+            if (p != MAP_FAILED) {
+                if ((uint64_t)(uintptr_t)p == cand[k]) return p;
+                munmap(p, size);
+            }
+        }
+    }
+    return NULL;
+}
+
+static void wait_init_state(uint32_t want) {
+    for (;;) {
+        uint32_t s = LOAD(&ch->init_state);
+        if (s == want) return;
+        if (s == SMC_INIT_FAILED) die_now(126);
+        futex(&ch->init_state, FUTEX_WAIT, s, NULL);
+    }
+}
+
+__attribute__((constructor)) static void smc_init(void) {
+    /* resolved even when inactive: the interposed functions forward to them */
+    real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+    real_pthread_join = dlsym(RTLD_NEXT, "pthread_join");
+    real_pthread_exit = dlsym(RTLD_NEXT, "pthread_exit");
+    real_exit = dlsym(RTLD_NEXT, "exit");
+    real_assert_fail = dlsym(RTLD_NEXT, "__assert_fail");
+    const char *fdenv = getenv("SMC_CHANNEL_FD");
+    if (!fdenv) return;
+    int fd = atoi(fdenv);
+    /* helpers the program starts must not inherit the checker */
+    unsetenv("SMC_CHANNEL_FD");
+    unsetenv("LD_PRELOAD");
+    struct smc_header *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED) die_now(126);
+    if (h->magic != SMC_CHANNEL_MAGIC || h->version != SMC_CHANNEL_VERSION) die_now(126);
+    uint64_t total = h->total_size;
+    munmap(h, sizeof *h);
+    ch = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ch == MAP_FAILED) die_now(126);
+    close(fd);
+
+    if (!real_pthread_create || !real_pthread_join || !real_pthread_exit || !real_exit || !real_assert_fail)
+        init_fail("runtime: cannot resolve the pthread functions");
+
+    uint64_t img[3];
+    dl_iterate_phdr(first_object, img);
+    g_bias = img[0];
+    g_nsites = ch->nsites;
+    g_sites = (const struct smc_site *)((char *)ch + ch->sites_off);
+    if (ch->code_cap) {
+        g_tramp = map_near(img[1], img[2], ch->code_cap);
+        if (!g_tramp) init_fail("runtime: no room for a trampoline near the program's text");
+    }
+    ch->load_bias = g_bias;
+    ch->tramp_addr = (uint64_t)(uintptr_t)g_tramp;
+    STORE(&ch->init_state, SMC_INIT_MAPPED);
+    notify_supervisor();
+    wait_init_state(SMC_INIT_CODE);
+
+    if (g_tramp) {
+        memcpy(g_tramp, (char *)ch + ch->code_off, ch->code_cap);
+        mprotect(g_tramp, ch->code_cap, PROT_READ | PROT_EXEC);
+    }
+    install_handlers();
+    long pg = sysconf(_SC_PAGESIZE);
+    for (uint32_t i = 0; i < g_nsites; i++) {
+        uint8_t *at = (uint8_t *)(uintptr_t)(g_bias + g_sites[i].offset);
+        if (*at != g_sites[i].orig) init_fail("runtime: the executable in memory differs from the file");
+    }
+    for (uint32_t i = 0; i < g_nsites;) {
+        /* one mprotect round per run of sites on the same pages */
+        uint64_t first = (g_bias + g_sites[i].offset) & ~(uint64_t)(pg - 1);
+        uint32_t j = i;
+        while (j < g_nsites && ((g_bias + g_sites[j].offset) & ~(uint64_t)(pg - 1)) <= first + (uint64_t)pg)
+            j++;
+        uint64_t last = (g_bias + g_sites[j - 1].offset + g_sites[j - 1].len + pg - 1) & ~(uint64_t)(pg - 1);
+        if (mprotect((void *)first, last - first, PROT_READ | PROT_WRITE | PROT_EXEC))
+            init_fail("runtime: cannot make the text writable");
+        for (uint32_t k = i; k < j; k++) *(uint8_t *)(uintptr_t)(g_bias + g_sites[k].offset) = SMC_TRAP_BYTE;
+        mprotect((void *)first, last - first, PROT_READ | PROT_EXEC);
+        i = j;
+    }
+    g_active = 1;
+}
+
+/* ---- the fork server ---- */
+
+static void stack_bounds(uint64_t *lo, uint64_t *hi) {
+    pthread_attr_t attr;
+    void *addr = NULL;
+    size_t size = 0;
+    *lo = *hi = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &addr, &size);
+        pthread_attr_destroy(&attr);
+        *lo = (uint64_t)(uintptr_t)addr;
+        *hi = *lo + size;
+    }
+}
+
+static int smc_main(int argc, char **argv, char **envp) {
+    if (!g_active) return real_main(argc, argv, envp);
+    stack_bounds(&g_main_stack_lo, &g_main_stack_hi);
+    pid_t server = getpid();
+    uint32_t seen = LOAD(&ch->fs_cmd);
+    STORE(&ch->init_state, SMC_INIT_READY);
+    notify_supervisor();
+    for (;;) {
+        uint32_t cmd;
+        while ((cmd = LOAD(&ch->fs_cmd)) == seen && !LOAD(&ch->fs_quit))
+            futex(&ch->fs_cmd, FUTEX_WAIT, seen, NULL);
+        if (LOAD(&ch->fs_quit)) die_now(0);
+        seen = cmd;
+        pid_t pid = fork();
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != server) die_now(0);
+            t_slot = 0;
+            t_stack_lo = g_main_stack_lo;
+            t_stack_hi = g_main_stack_hi;
+            g_tids[0] = pthread_self();
+            int r = real_main(argc, argv, envp);
+            if (in_execution()) smc_stop(SMC_OP_PROCESS_EXIT, 0, 0, 0, (uint64_t)r, 0, 0, 0);
+            g_exiting = 1;
+            return r;
+        }
+        if (pid < 0) {
+            STORE(&ch->wait_status, -1);
+        } else {
+            STORE(&ch->child_pid, pid);
+            int st = 0;
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+            }
+            STORE(&ch->wait_status, st);
+        }
+        STORE(&ch->exec_done, 1);
+        notify_supervisor();
+    }
+}
+
+EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                             void (*rtld_fini)(void), void *stack_end) {
+    real_main = main;
+    int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *) =
+        dlsym(RTLD_NEXT, "__libc_start_main");
+    return real(smc_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+/* ---- threads ---- */
+
+struct start_arg {
+    void *(*fn)(void *);
+    void *arg;
+    int slot;
+};
+
+static int slot_of(pthread_t t) {
+    uint32_t n = LOAD(&ch->nthreads);
+    for (uint32_t i = 0; i < n && i < SMC_MAX_THREADS; i++)
+        if (pthread_equal(g_tids[i], t)) return (int)i;
+    return -1;
+}
+
+static void thread_finish(void *ret) {
+    (void)ret;
+    smc_stop(SMC_OP_THREAD_EXIT, 0, 0, 0, 0, CALLER_PC, 0, 0);
+    struct smc_slot *s = &ch->slots[t_slot];
+    publish_prev(s);
+    t_slot = -1;
+    STORE(&s->state, SMC_SLOT_EXITED);
+    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) notify_supervisor();
+}
+
+static void *thread_start(void *p) {
+    struct start_arg a = *(struct start_arg *)p;
+    free(p);
+    t_slot = a.slot;
+    stack_bounds(&t_stack_lo, &t_stack_hi);
+    smc_stop(SMC_OP_THREAD_START, 0, 0, 0, 0, (uint64_t)(uintptr_t)a.fn, 0, 0);
+    void *ret = a.fn(a.arg);
+    if (t_slot >= 0 && !g_exiting) thread_finish(ret);
+    return ret;
+}
+
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+    if (!in_execution()) return real_pthread_create(t, attr, fn, arg);
+    uint32_t n = LOAD(&ch->nthreads);
+    if (n >= SMC_MAX_THREADS) return EAGAIN;
+    smc_stop(SMC_OP_SPAWN, 0, 0, 0, n, CALLER_PC, 0, 0);
+    struct start_arg *a = malloc(sizeof *a);
+    if (!a) return EAGAIN;
+    a->fn = fn;
+    a->arg = arg;
+    a->slot = (int)n;
+    struct smc_slot *s = &ch->slots[n];
+    s->parent = (uint32_t)t_slot;
+    STORE(&s->state, SMC_SLOT_RUNNING);
+    STORE(&ch->nthreads, n + 1);
+    __atomic_add_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
+    int r = real_pthread_create(t, attr, thread_start, a);
+    if (r) {
+        free(a);
+        STORE(&s->state, SMC_SLOT_FREE);
+        STORE(&ch->nthreads, n);
+        __atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
+        return r;
+    }
+    g_tids[n] = *t;
+    /* one thread at a time: wait until the child has announced its first event */
+    uint32_t st;
+    while ((st = LOAD(&s->state)) == SMC_SLOT_RUNNING) futex(&s->state, FUTEX_WAIT, st, NULL);
+    return 0;
+}
+
+EXPORT int pthread_join(pthread_t t, void **ret) {
+    int slot = in_execution() ? slot_of(t) : -1;
+    if (slot >= 0) smc_stop(SMC_OP_JOIN, 0, 0, 0, (uint64_t)slot, CALLER_PC, 0, 0);
+    return real_pthread_join(t, ret);
+}
+
+EXPORT void pthread_exit(void *ret) {
+    /* main may leave this way too: the process then lives on until its last thread exits */
+    if (in_execution()) thread_finish(ret);
+    real_pthread_exit(ret);
+}
+
+EXPORT void exit(int status) {
+    if (in_execution()) {
+        smc_stop(SMC_OP_PROCESS_EXIT, 0, 0, 0, (uint64_t)status, CALLER_PC, 0, 0);
+        g_exiting = 1;
+    }
+    real_exit(status);
+}
+
+EXPORT void __assert_fail(const char *assertion, const char *file, unsigned line, const char *function) {
+    if (in_execution()) {
+        char msg[SMC_MSG_LEN];
+        snprintf(msg, sizeof msg, "%s:%u: %s: Assertion `%s' failed.", file, line, function ? function : "?",
+                 assertion);
+        report_error(SMC_ERR_ASSERT, SIGABRT, CALLER_PC, 0, msg);
+    }
+    real_assert_fail(assertion, file, line, function);
+}
+
+/* ---- synchronisation: modelled by the supervisor, never executed for real ---- */
+
+#define VISIBLE(op, a, a2, arg) smc_stop((op), (uint64_t)(uintptr_t)(a), (uint64_t)(uintptr_t)(a2), 1, (arg), CALLER_PC, 0, 0)
+
+#define REAL(name, ...)                                                                            \
+    do {                                                                                           \
+        static __typeof__(name) *real_fn;                                                          \
+        if (!real_fn) real_fn = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);                       \
+        return real_fn(__VA_ARGS__);                                                               \
+    } while (0)
+
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
+    if (!in_execution()) REAL(pthread_mutex_lock, m);
+    VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0);
+    return 0;
+}
+EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
+    if (!in_execution()) REAL(pthread_mutex_trylock, m);
+    return VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0, 0) ? EBUSY : 0;
+}
+EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
+    if (!in_execution()) REAL(pthread_mutex_unlock, m);
+    VISIBLE(SMC_OP_MUTEX_UNLOCK, m, 0, 0);
+    return 0;
+}
+EXPORT int pthread_spin_lock(pthread_spinlock_t *m) {
+    if (!in_execution()) REAL(pthread_spin_lock, m);
+    VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0);
+    return 0;
+}
+EXPORT int pthread_spin_trylock(pthread_spinlock_t *m) {
+    if (!in_execution()) REAL(pthread_spin_trylock, m);
+    return VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0, 0) ? EBUSY : 0;
+}
+EXPORT int pthread_spin_unlock(pthread_spinlock_t *m) {
+    if (!in_execution()) REAL(pthread_spin_unlock, m);
+    VISIBLE(SMC_OP_MUTEX_UNLOCK, m, 0, 0);
+    return 0;
+}
+EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+    if (!in_execution()) REAL(pthread_cond_wait, c, m);
+    VISIBLE(SMC_OP_COND_WAIT, c, m, 0);
+    return (int)VISIBLE(SMC_OP_COND_REACQUIRE, c, m, 0);
+}
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts) {
+    if (!in_execution()) REAL(pthread_cond_timedwait, c, m, ts);
+    VISIBLE(SMC_OP_COND_WAIT, c, m, 1);
+    return (int)VISIBLE(SMC_OP_COND_REACQUIRE, c, m, 1);
+}
+EXPORT int pthread_cond_signal(pthread_cond_t *c) {
+    if (!in_execution()) REAL(pthread_cond_signal, c);
+    VISIBLE(SMC_OP_COND_SIGNAL, c, 0, 0);
+    return 0;
+}
+EXPORT int pthread_cond_broadcast(pthread_cond_t *c) {
+    if (!in_execution()) REAL(pthread_cond_broadcast, c);
+    VISIBLE(SMC_OP_COND_BROADCAST, c, 0, 0);
+    return 0;
+}
+EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_rdlock, l);
+    return (int)VISIBLE(SMC_OP_RW_RDLOCK, l, 0, 0);
+}
+EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_tryrdlock, l);
+    return (int)VISIBLE(SMC_OP_RW_RDLOCK, l, 0, 1);
+}
+EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_wrlock, l);
+    return (int)VISIBLE(SMC_OP_RW_WRLOCK, l, 0, 0);
+}
+EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_trywrlock, l);
+    return (int)VISIBLE(SMC_OP_RW_WRLOCK, l, 0, 1);
+}
+EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_unlock, l);
+    VISIBLE(SMC_OP_RW_UNLOCK, l, 0, 0);
+    return 0;
+}
+EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a, unsigned count) {
+    if (!in_execution()) REAL(pthread_barrier_init, b, a, count);
+    if (count == 0) return EINVAL;
+    VISIBLE(SMC_OP_BARRIER_INIT, b, 0, count);
+    return 0;
+}
+EXPORT int pthread_barrier_wait(pthread_barrier_t *b) {
+    if (!in_execution()) REAL(pthread_barrier_wait, b);
+    if (VISIBLE(SMC_OP_BARRIER_WAIT, b, 0, 0)) return PTHREAD_BARRIER_SERIAL_THREAD;
+    VISIBLE(SMC_OP_BARRIER_LEAVE, b, 0, 0);
+    return 0;
+}
+EXPORT int sem_init(sem_t *s, int pshared, unsigned value) {
+    if (!in_execution()) REAL(sem_init, s, pshared, value);
+    VISIBLE(SMC_OP_SEM_INIT, s, 0, value);
+    return 0;
+}
+EXPORT int sem_wait(sem_t *s) {
+    if (!in_execution()) REAL(sem_wait, s);
+    VISIBLE(SMC_OP_SEM_WAIT, s, 0, 0);
+    return 0;
+}
+EXPORT int sem_trywait(sem_t *s) {
+    if (!in_execution()) REAL(sem_trywait, s);
+    if (VISIBLE(SMC_OP_SEM_WAIT, s, 0, 1)) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return 0;
+}
+EXPORT int sem_post(sem_t *s) {
+    if (!in_execution()) REAL(sem_post, s);
+    VISIBLE(SMC_OP_SEM_POST, s, 0, 0);
+    return 0;
+}
+EXPORT int sched_yield(void) {
+    if (!in_execution()) REAL(sched_yield);
+    VISIBLE(SMC_OP_YIELD, 0, 0, 0);
+    return 0;
+}
+
+/* ---- SV-COMP conventions (see runtime/smc_verifier.h) ---- */
+
+EXPORT void __VERIFIER_assume(int cond) {
+    if (!in_execution()) {
+        if (!cond) real_exit(0);
+        return;
+    }
+    VISIBLE(SMC_OP_ASSUME, 0, 0, cond != 0);
+}
+EXPORT void __VERIFIER_error(void) {
+    if (in_execution()) report_error(SMC_ERR_VERIFIER, 0, CALLER_PC, 0, "__VERIFIER_error() reached");
+    abort();
+}
+EXPORT void reach_error(void) {
+    if (in_execution()) report_error(SMC_ERR_VERIFIER, 0, CALLER_PC, 0, "reach_error() reached");
+    abort();
+}
+EXPORT void __VERIFIER_atomic_begin(void) {
+    if (in_execution()) VISIBLE(SMC_OP_ATOMIC_BEGIN, 0, 0, 0);
+}
+EXPORT void __VERIFIER_atomic_end(void) {
+    if (in_execution()) VISIBLE(SMC_OP_ATOMIC_END, 0, 0, 0);
+}
+EXPORT int __VERIFIER_nondet_int(void) { return 0; }
+EXPORT unsigned __VERIFIER_nondet_uint(void) { return 0; }
+EXPORT long __VERIFIER_nondet_long(void) { return 0; }
+EXPORT unsigned long __VERIFIER_nondet_ulong(void) { return 0; }
+EXPORT _Bool __VERIFIER_nondet_bool(void) { return 0; }
+EXPORT char __VERIFIER_nondet_char(void) { return 0; }

@@ -1,0 +1,387 @@
+//! The shared-memory channel between the supervisor and the runtime: the Rust mirror of
+//! runtime/channel.h (checked against it by tests/channel_layout.rs), the memfd that holds it,
+//! and validated reads of what the runtime wrote.
+//!
+//! Everything the runtime writes is untrusted: the program may have scribbled over it.
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering::SeqCst};
+use std::time::Duration;
+
+use memmap2::MmapMut;
+
+use crate::event::{Op, Pending, TargetAddr};
+
+pub const MAGIC: u64 = 0x314e4843434d53;
+pub const VERSION: u32 = 1;
+pub const MAX_THREADS: usize = 256;
+pub const MSG_LEN: usize = 512;
+
+pub mod op {
+    pub const LOAD: u32 = 1;
+    pub const STORE: u32 = 2;
+    pub const RMW: u32 = 3;
+    pub const CAS: u32 = 4;
+    pub const RMW_LOAD: u32 = 5;
+    pub const RMW_STORE: u32 = 6;
+    pub const FENCE: u32 = 7;
+    pub const THREAD_START: u32 = 10;
+    pub const THREAD_EXIT: u32 = 11;
+    pub const SPAWN: u32 = 12;
+    pub const JOIN: u32 = 13;
+    pub const PROCESS_EXIT: u32 = 14;
+    pub const MUTEX_LOCK: u32 = 20;
+    pub const MUTEX_TRYLOCK: u32 = 21;
+    pub const MUTEX_UNLOCK: u32 = 22;
+    pub const COND_WAIT: u32 = 23;
+    pub const COND_REACQUIRE: u32 = 24;
+    pub const COND_SIGNAL: u32 = 25;
+    pub const COND_BROADCAST: u32 = 26;
+    pub const RW_RDLOCK: u32 = 27;
+    pub const RW_WRLOCK: u32 = 28;
+    pub const RW_UNLOCK: u32 = 29;
+    pub const BARRIER_INIT: u32 = 30;
+    pub const BARRIER_WAIT: u32 = 31;
+    pub const BARRIER_LEAVE: u32 = 32;
+    pub const SEM_INIT: u32 = 33;
+    pub const SEM_WAIT: u32 = 34;
+    pub const SEM_POST: u32 = 35;
+    pub const YIELD: u32 = 40;
+    pub const ASSUME: u32 = 41;
+    pub const ATOMIC_BEGIN: u32 = 42;
+    pub const ATOMIC_END: u32 = 43;
+}
+
+pub mod slot_state {
+    pub const FREE: u32 = 0;
+    pub const RUNNING: u32 = 1;
+    pub const STOPPED: u32 = 2;
+    pub const EXITED: u32 = 3;
+}
+
+pub mod site_kind {
+    pub const LOAD: u8 = 1;
+    pub const STORE: u8 = 2;
+    pub const RMW: u8 = 3;
+    pub const ATOMIC: u8 = 4;
+    pub const CAS: u8 = 5;
+    pub const CAS2: u8 = 6;
+    pub const FENCE: u8 = 7;
+    pub const UNSUPPORTED: u8 = 8;
+}
+
+pub const REG_NONE: u8 = 0xff;
+pub const REG_RIP: u8 = 0xfe;
+pub const PREV_WROTE: u32 = 1;
+pub const PREV_VALID: u32 = 2;
+pub const PREV_READ: u32 = 4;
+pub const FLAG_FENCES_VISIBLE: u32 = 1;
+
+pub mod err {
+    pub const NONE: u32 = 0;
+    pub const ASSERT: u32 = 1;
+    pub const SIGNAL: u32 = 2;
+    pub const VERIFIER: u32 = 3;
+    pub const UNSUPPORTED: u32 = 4;
+    pub const RUNTIME: u32 = 5;
+}
+
+pub mod init {
+    pub const NONE: u32 = 0;
+    pub const MAPPED: u32 = 1;
+    pub const CODE: u32 = 2;
+    pub const READY: u32 = 3;
+    pub const FAILED: u32 = 4;
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Site {
+    pub offset: u64,
+    pub disp: i64,
+    pub copy_off: u32,
+    pub size: u32,
+    pub kind: u8,
+    pub len: u8,
+    pub base: u8,
+    pub index: u8,
+    pub scale: u8,
+    pub addr32: u8,
+    pub orig: u8,
+    pub pad: u8,
+}
+
+#[repr(C)]
+pub struct Slot {
+    pub go: u32,
+    pub state: u32,
+    pub parent: u32,
+    pub op: u32,
+    pub addr: u64,
+    pub addr2: u64,
+    pub size: u64,
+    pub arg: u64,
+    pub pc: u64,
+    pub hash: u64,
+    pub reply: u64,
+    pub prev_read: u64,
+    pub prev_written: u64,
+    pub prev_flags: u32,
+    pub site: u32,
+    pub pad: [u64; 2],
+}
+
+#[repr(C)]
+pub struct Header {
+    pub magic: u64,
+    pub version: u32,
+    pub max_threads: u32,
+    pub total_size: u64,
+    pub nsites: u32,
+    pub flags: u32,
+    pub sites_off: u64,
+    pub code_off: u64,
+    pub code_cap: u64,
+    pub init_state: u32,
+    pub pad0: u32,
+    pub load_bias: u64,
+    pub tramp_addr: u64,
+    pub fs_cmd: u32,
+    pub fs_quit: u32,
+    pub child_pid: i32,
+    pub wait_status: i32,
+    pub exec_done: u32,
+    pub abort: u32,
+    pub sup_futex: u32,
+    pub running: u32,
+    pub nthreads: u32,
+    pub pad1: u32,
+    pub err_kind: u32,
+    pub err_signal: u32,
+    pub err_slot: u32,
+    pub pad2: u32,
+    pub err_pc: u64,
+    pub err_addr: u64,
+    pub err_msg: [u8; MSG_LEN],
+    pub slots: [Slot; MAX_THREADS],
+}
+
+/// The mapped channel. All access to shared words goes through atomics.
+pub struct Channel {
+    map: MmapMut,
+    file: File,
+}
+
+macro_rules! atomic32 {
+    ($name:ident, $field:ident) => {
+        pub fn $name(&self) -> &AtomicU32 {
+            // SAFETY: the field is a 4-aligned u32 inside the live mapping.
+            unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.header_ptr()).$field)) }
+        }
+    };
+}
+
+impl Channel {
+    /// A new channel holding `sites` and room for `code_cap` bytes of relocated copies.
+    pub fn create(sites: &[Site], code_cap: usize, flags: u32) -> std::io::Result<Channel> {
+        let name = c"smc-run-channel";
+        // SAFETY: plain syscall; the fd is owned by the File below.
+        let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: fd is a fresh, owned descriptor.
+        let file = unsafe { File::from_raw_fd(fd) };
+        let sites_off = std::mem::size_of::<Header>().next_multiple_of(64);
+        let code_off = (sites_off + std::mem::size_of_val(sites)).next_multiple_of(64);
+        let total = (code_off + code_cap).next_multiple_of(4096);
+        file.set_len(total as u64)?;
+        // SAFETY: the memfd is ours; the runtime maps it too, which is the point of it.
+        let mut map = unsafe { MmapMut::map_mut(&file)? };
+        // SAFETY: sites is plain repr(C) data; the destination range was sized for it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                sites.as_ptr() as *const u8,
+                map.as_mut_ptr().add(sites_off),
+                std::mem::size_of_val(sites),
+            );
+        }
+        let ch = Channel { map, file };
+        let h = ch.header_ptr();
+        // SAFETY: the mapping is at least a header long and nobody else has it yet.
+        unsafe {
+            (*h).magic = MAGIC;
+            (*h).version = VERSION;
+            (*h).max_threads = MAX_THREADS as u32;
+            (*h).total_size = total as u64;
+            (*h).nsites = sites.len() as u32;
+            (*h).flags = flags;
+            (*h).sites_off = sites_off as u64;
+            (*h).code_off = code_off as u64;
+            (*h).code_cap = code_cap as u64;
+        }
+        Ok(ch)
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.file.as_raw_fd()
+    }
+
+    fn header_ptr(&self) -> *mut Header {
+        self.map.as_ptr() as *mut Header
+    }
+
+    atomic32!(init_state, init_state);
+    atomic32!(fs_cmd, fs_cmd);
+    atomic32!(fs_quit, fs_quit);
+    atomic32!(exec_done, exec_done);
+    atomic32!(abort, abort);
+    atomic32!(sup_futex, sup_futex);
+    atomic32!(running, running);
+    atomic32!(nthreads, nthreads);
+    atomic32!(err_kind, err_kind);
+
+    pub fn child_pid(&self) -> i32 {
+        // SAFETY: aligned i32 inside the mapping.
+        unsafe { AtomicI32::from_ptr(std::ptr::addr_of_mut!((*self.header_ptr()).child_pid)) }.load(SeqCst)
+    }
+
+    pub fn wait_status(&self) -> i32 {
+        // SAFETY: aligned i32 inside the mapping.
+        unsafe { AtomicI32::from_ptr(std::ptr::addr_of_mut!((*self.header_ptr()).wait_status)) }.load(SeqCst)
+    }
+
+    /// Read a plain (non-futex) header field.
+    pub fn header(&self) -> &Header {
+        // SAFETY: the mapping outlives the borrow; concurrent writes only race on plain data
+        // that is re-validated by every reader.
+        unsafe { &*self.header_ptr() }
+    }
+
+    pub fn header_mut(&mut self) -> &mut Header {
+        // SAFETY: as above.
+        unsafe { &mut *self.header_ptr() }
+    }
+
+    pub fn code_area(&mut self) -> &mut [u8] {
+        let h = self.header();
+        let (off, cap) = (h.code_off as usize, h.code_cap as usize);
+        &mut self.map[off..off + cap]
+    }
+
+    fn slot_ptr(&self, i: usize) -> *mut Slot {
+        // SAFETY: i < MAX_THREADS is checked by callers; the slots are inside the header.
+        unsafe { std::ptr::addr_of_mut!((*self.header_ptr()).slots[i]) }
+    }
+
+    pub fn slot_go(&self, i: usize) -> &AtomicU32 {
+        // SAFETY: aligned u32 inside the mapping.
+        unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.slot_ptr(i)).go)) }
+    }
+
+    pub fn slot_state(&self, i: usize) -> &AtomicU32 {
+        // SAFETY: aligned u32 inside the mapping.
+        unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.slot_ptr(i)).state)) }
+    }
+
+    pub fn slot(&self, i: usize) -> &Slot {
+        // SAFETY: inside the mapping; fields are re-validated when decoded.
+        unsafe { &*self.slot_ptr(i) }
+    }
+
+    pub fn set_reply(&self, i: usize, reply: u64) {
+        // SAFETY: plain store of a u64 the runtime reads after it sees `go`.
+        unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*self.slot_ptr(i)).reply), reply) }
+    }
+
+    /// Clear the per-execution part before the fork server starts an execution.
+    pub fn reset_execution(&self) {
+        // SAFETY: no process of the execution exists now; the fork server only reads fs_cmd.
+        unsafe {
+            let h = self.header_ptr();
+            (*h).err_signal = 0;
+            (*h).err_slot = 0;
+            (*h).err_pc = 0;
+            (*h).err_addr = 0;
+            (*h).err_msg[0] = 0;
+            (*h).child_pid = 0;
+            (*h).wait_status = 0;
+            let n = (*h).nthreads.min(MAX_THREADS as u32) as usize;
+            std::ptr::write_bytes(self.slot_ptr(0), 0, n.max(1));
+        }
+        self.err_kind().store(err::NONE, SeqCst);
+        self.exec_done().store(0, SeqCst);
+        self.abort().store(0, SeqCst);
+        self.slot_state(0).store(slot_state::RUNNING, SeqCst);
+        self.nthreads().store(1, SeqCst);
+        self.running().store(1, SeqCst);
+    }
+
+    /// Decode the pending operation of a stopped slot; None if the runtime wrote nonsense.
+    pub fn pending(&self, i: usize) -> Option<Pending> {
+        let s = self.slot(i);
+        let addr = TargetAddr(s.addr);
+        let size = u32::try_from(s.size).ok().filter(|&n| n <= 64)?;
+        let obj = addr;
+        let op = match s.op {
+            op::LOAD => Op::Load { addr, size },
+            op::STORE => Op::Store { addr, size },
+            op::RMW => Op::Rmw { addr, size },
+            op::CAS => Op::Cas { addr, size },
+            op::RMW_LOAD => Op::RmwLoad { addr, size },
+            op::RMW_STORE => Op::RmwStore { addr, size },
+            op::FENCE => Op::Fence,
+            op::THREAD_START => Op::ThreadStart,
+            op::THREAD_EXIT => Op::ThreadExit,
+            op::SPAWN => Op::Spawn,
+            op::JOIN => Op::Join { slot: u32::try_from(s.arg).ok().filter(|&n| (n as usize) < MAX_THREADS)? },
+            op::PROCESS_EXIT => Op::ProcessExit { status: s.arg as i32 },
+            op::MUTEX_LOCK => Op::MutexLock { obj },
+            op::MUTEX_TRYLOCK => Op::MutexTryLock { obj },
+            op::MUTEX_UNLOCK => Op::MutexUnlock { obj },
+            op::COND_WAIT => Op::CondWait { cond: obj, mutex: TargetAddr(s.addr2), timed: s.arg != 0 },
+            op::COND_REACQUIRE => Op::CondReacquire { cond: obj, mutex: TargetAddr(s.addr2), timed: s.arg != 0 },
+            op::COND_SIGNAL => Op::CondSignal { cond: obj },
+            op::COND_BROADCAST => Op::CondBroadcast { cond: obj },
+            op::RW_RDLOCK => Op::RwRdLock { obj, try_only: s.arg != 0 },
+            op::RW_WRLOCK => Op::RwWrLock { obj, try_only: s.arg != 0 },
+            op::RW_UNLOCK => Op::RwUnlock { obj },
+            op::BARRIER_INIT => Op::BarrierInit { obj, count: s.arg as u32 },
+            op::BARRIER_WAIT => Op::BarrierWait { obj },
+            op::BARRIER_LEAVE => Op::BarrierLeave { obj },
+            op::SEM_INIT => Op::SemInit { obj, value: s.arg as u32 },
+            op::SEM_WAIT => Op::SemWait { obj, try_only: s.arg != 0 },
+            op::SEM_POST => Op::SemPost { obj },
+            op::YIELD => Op::Yield,
+            op::ASSUME => Op::Assume { cond: s.arg != 0 },
+            op::ATOMIC_BEGIN => Op::AtomicBegin,
+            op::ATOMIC_END => Op::AtomicEnd,
+            _ => return None,
+        };
+        Some(Pending { op, pc: s.pc, hash: s.hash, site: s.site })
+    }
+
+    /// The runtime's error message (NUL-terminated, untrusted bytes).
+    pub fn err_msg(&self) -> String {
+        let m = &self.header().err_msg;
+        let end = m.iter().position(|&b| b == 0).unwrap_or(MSG_LEN);
+        String::from_utf8_lossy(&m[..end]).into_owned()
+    }
+}
+
+/// Wait on a futex word while it holds `val`, at most `timeout`.
+pub fn futex_wait(word: &AtomicU32, val: u32, timeout: Duration) {
+    let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
+    // SAFETY: the word lives in a shared mapping; FUTEX_WAIT only reads it.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT, val, &ts as *const libc::timespec, 0usize, 0u32);
+    }
+}
+
+pub fn futex_wake(word: &AtomicU32) {
+    // SAFETY: as above.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX, 0usize, 0usize, 0u32);
+    }
+}

@@ -1,0 +1,29 @@
+//! The arch-neutral face of instruction decoding: what an instrumented site is, and the
+//! interface every architecture (under targets/) implements.
+
+use crate::channel::Site;
+use crate::program::CodeSection;
+
+/// One instruction of the program that may touch shared memory (or is a fence).
+#[derive(Clone, Debug)]
+pub struct DecodedSite {
+    /// The wire description; `offset` holds the instruction's file virtual address and
+    /// `copy_off` is filled in by the instrumentation plan.
+    pub site: Site,
+    /// The instruction's bytes, to relocate its out-of-line copy.
+    pub bytes: Vec<u8>,
+    /// Disassembly, for reports.
+    pub text: String,
+}
+
+/// What the checker needs to know about one instruction set.
+pub trait Decoder {
+    /// Find and classify the sites of one code section.
+    fn decode(&self, section: &CodeSection) -> Vec<DecodedSite>;
+    /// Bytes that run the site's instruction at address `at` and then jump back after the
+    /// original, for the program loaded with `bias` added to its file addresses. At most
+    /// [`Decoder::copy_stride`] bytes.
+    fn relocate(&self, site: &DecodedSite, bias: u64, at: u64) -> Result<Vec<u8>, String>;
+    /// Room reserved for each relocated copy.
+    fn copy_stride(&self) -> usize;
+}

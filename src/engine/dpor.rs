@@ -1,0 +1,676 @@
+//! Source-DPOR with sleep sets over Mazurkiewicz traces.
+//!
+//! The exploration tree is a stack of nodes, one per position of the current execution. Each
+//! node remembers which thread ran there, the backtrack set that race analysis added to, and
+//! the sleep set. An execution replays the tree's prefix and extends it; afterwards the deepest
+//! node with an unexplored backtrack thread (or an unexplored outcome of a choice) is taken.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::sync::SyncState;
+use super::{
+    Config, Counterexample, Ended, ErrorKind, ExecError, Executor, Outcome, Progress, ProcessEnd, RuntimeErrorKind,
+    SlotState, Snapshot, Stats, ThreadInfo,
+};
+use crate::event::{Event, Footprint, Op, Pending, ThreadId};
+use crate::model::Model;
+
+/// Vector clock indexed by thread id; entry t = number of t's events known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Clock(Vec<u32>);
+
+impl Clock {
+    fn get(&self, t: ThreadId) -> u32 {
+        self.0.get(t.index()).copied().unwrap_or(0)
+    }
+    fn set(&mut self, t: ThreadId, v: u32) {
+        if self.0.len() <= t.index() {
+            self.0.resize(t.index() + 1, 0);
+        }
+        self.0[t.index()] = v;
+    }
+    fn join(&mut self, o: &Clock) {
+        if self.0.len() < o.0.len() {
+            self.0.resize(o.0.len(), 0);
+        }
+        for (a, b) in self.0.iter_mut().zip(&o.0) {
+            *a = (*a).max(*b);
+        }
+    }
+}
+
+struct Node {
+    chosen: ThreadId,
+    alt: u32,
+    alts: u32,
+    enabled: Vec<ThreadId>,
+    backtrack: Vec<ThreadId>,
+    /// Inherited sleep set, with each sleeping thread's next event.
+    sleep: Vec<(ThreadId, Event)>,
+    /// Threads already explored from this node, with the event they ran.
+    explored: Vec<(ThreadId, Event)>,
+    /// The operation `chosen` ran here, to check that replays run the same.
+    op: Option<Op>,
+}
+
+impl Node {
+    fn covers(&self, t: ThreadId) -> bool {
+        self.chosen == t
+            || self.backtrack.contains(&t)
+            || self.sleep.iter().any(|(s, _)| *s == t)
+            || self.explored.iter().any(|(s, _)| *s == t)
+    }
+}
+
+/// Spawn-tree interning: (parent, n-th child) -> dense id, stable across executions.
+#[derive(Default)]
+struct ThreadNames {
+    ids: BTreeMap<(u32, u32), ThreadId>,
+    count: u32,
+}
+
+impl ThreadNames {
+    fn child(&mut self, parent: ThreadId, nth: u32) -> ThreadId {
+        let next = ThreadId(self.count + 1);
+        let id = *self.ids.entry((parent.0, nth)).or_insert(next);
+        if id == next {
+            self.count += 1;
+        }
+        id
+    }
+}
+
+struct TraceEvent {
+    ev: Event,
+    clock: Clock,
+    /// 1-based index among its thread's events.
+    seq: u32,
+}
+
+#[derive(Default, Clone)]
+struct ThreadRun {
+    slot: u32,
+    parent: Option<ThreadId>,
+    start: u64,
+    clock: Clock,
+    seq: u32,
+    pending: Option<Pending>,
+    exited: bool,
+    children: u32,
+    exit_event: Option<usize>,
+    last_event: Option<usize>,
+    /// Loads since the thread's last effect: (pc, state hash, address, size).
+    window: Vec<(u64, u64, u64, u32)>,
+    assume_blocked: bool,
+}
+
+#[derive(Default)]
+struct LocHistory {
+    last_write: Option<usize>,
+    /// Latest read of each thread since the last write.
+    reads: Vec<usize>,
+}
+
+/// State of one execution.
+struct Run {
+    sync: SyncState,
+    slot_tid: Vec<ThreadId>,
+    threads: Vec<ThreadRun>,
+    trace: Vec<TraceEvent>,
+    locs: HashMap<u64, LocHistory>,
+    process_exit: Option<usize>,
+}
+
+enum RunEnd {
+    Complete,
+    Blocked,
+    Bounded,
+    Error(Counterexample),
+}
+
+struct Explorer<'a> {
+    model: &'a dyn Model,
+    cfg: &'a Config,
+    nodes: Vec<Node>,
+    /// Positions before this one replay events already analysed.
+    replay_until: usize,
+    names: ThreadNames,
+}
+
+/// Explore every inequivalent execution; stop at the first error.
+pub fn explore(exec: &mut dyn Executor, model: &dyn Model, cfg: &Config, progress: Progress) -> Result<Outcome, ExecError> {
+    let mut x = Explorer { model, cfg, nodes: Vec::new(), replay_until: 0, names: ThreadNames::default() };
+    let mut stats = Stats::default();
+    loop {
+        let (end, run) = x.run_one(exec)?;
+        stats.events += run.trace.len() as u64;
+        match end {
+            RunEnd::Complete => stats.executions += 1,
+            RunEnd::Blocked => stats.blocked += 1,
+            RunEnd::Bounded => stats.bounded += 1,
+            RunEnd::Error(cx) => {
+                stats.executions += 1;
+                progress(&stats);
+                return Ok(Outcome { stats, error: Some(cx) });
+            }
+        }
+        if !progress(&stats) || !x.next_branch(&run) {
+            return Ok(Outcome { stats, error: None });
+        }
+    }
+}
+
+impl Run {
+    fn new() -> Run {
+        Run {
+            sync: SyncState::default(),
+            slot_tid: Vec::new(),
+            threads: Vec::new(),
+            trace: Vec::new(),
+            locs: HashMap::new(),
+            process_exit: None,
+        }
+    }
+
+    fn thread(&mut self, t: ThreadId) -> &mut ThreadRun {
+        if self.threads.len() <= t.index() {
+            self.threads.resize(t.index() + 1, ThreadRun::default());
+        }
+        &mut self.threads[t.index()]
+    }
+
+    fn join_target(&self, op: &Op) -> Option<ThreadId> {
+        match op {
+            Op::Join { slot } => self.slot_tid.get(*slot as usize).copied(),
+            _ => None,
+        }
+    }
+
+    fn awaiting(&self, t: ThreadId) -> bool {
+        let th = &self.threads[t.index()];
+        match (&th.pending, th.pending.and_then(|p| p.op.data())) {
+            (Some(p), Some((addr, _))) if p.op.is_load() => {
+                th.window.iter().any(|&(pc, h, a, _)| pc == p.pc && h == p.hash && a == addr.0)
+            }
+            _ => false,
+        }
+    }
+
+    fn live(&self) -> Vec<ThreadId> {
+        (0..self.threads.len())
+            .map(|i| ThreadId(i as u32))
+            .filter(|&t| self.threads[t.index()].pending.is_some())
+            .collect()
+    }
+
+    fn enabled(&self) -> Vec<ThreadId> {
+        let en: Vec<ThreadId> = self
+            .live()
+            .into_iter()
+            .filter(|&t| {
+                let op = self.threads[t.index()].pending.unwrap().op;
+                self.sync.enabled(t, &op, self.join_target(&op)) && !self.awaiting(t)
+            })
+            .collect();
+        match self.sync.atomic_owner {
+            Some(owner) if en.contains(&owner) => vec![owner],
+            _ => en,
+        }
+    }
+
+    /// Candidates for immediate predecessors of `ev` among other events: the last write to
+    /// each byte it touches, and for a write also the reads since.
+    fn predecessors(&self, ev: &Event, fp: &Footprint) -> Vec<usize> {
+        let mut out = Vec::new();
+        if matches!(ev.op, Op::ProcessExit { .. }) {
+            out.extend(self.threads.iter().filter_map(|t| t.last_event));
+        }
+        if let Some(x) = self.process_exit {
+            out.push(x);
+        }
+        for a in fp.iter() {
+            for b in a.addr..a.addr + a.size as u64 {
+                if let Some(h) = self.locs.get(&b) {
+                    out.extend(h.last_write);
+                    if a.write {
+                        out.extend(h.reads.iter().copied());
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.retain(|&i| self.trace[i].ev.thread != ev.thread);
+        out
+    }
+
+    fn hb(&self, a: usize, b: usize) -> bool {
+        let ea = &self.trace[a];
+        self.trace[b].clock.get(ea.ev.thread) >= ea.seq
+    }
+}
+
+impl Explorer<'_> {
+    /// Run one execution along the tree's prefix and then onwards.
+    fn run_one(&mut self, exec: &mut dyn Executor) -> Result<(RunEnd, Run), ExecError> {
+        let mut run = Run::new();
+        let mut snap = match exec.begin() {
+            Err(ExecError::Timeout { .. }) => return Ok((self.timed_out(&run, ThreadId::MAIN), run)),
+            r => r?,
+        };
+        let mut pos = 0usize;
+        let mut sleep: Vec<(ThreadId, Event)> = Vec::new();
+        loop {
+            self.absorb(&mut run, &snap);
+            if let Some(ended) = snap.ended.take() {
+                return Ok((self.finish(&mut run, ended), run));
+            }
+            if pos >= self.cfg.max_steps {
+                exec.end()?;
+                return Ok((RunEnd::Bounded, run));
+            }
+            let enabled = run.enabled();
+            let t = if pos < self.nodes.len() {
+                let t = self.nodes[pos].chosen;
+                let pending_op = run.threads.get(t.index()).and_then(|th| th.pending).map(|p| p.op);
+                let node = &mut self.nodes[pos];
+                if node.op.is_none() {
+                    if let Some(op) = pending_op {
+                        node.op = Some(op);
+                        node.alts = run.sync.alternatives(&op);
+                    }
+                }
+                if !enabled.contains(&t) || node.op != pending_op {
+                    exec.end()?;
+                    return Err(ExecError::Fatal(format!(
+                        "the program behaved differently when replayed at event {} (thread {t}); \
+                         it depends on something the checker does not control (time, randomness, input)",
+                        pos + 1
+                    )));
+                }
+                t
+            } else {
+                let awake: Vec<ThreadId> = enabled.iter().copied().filter(|t| !sleep.iter().any(|(s, _)| s == t)).collect();
+                let Some(&t) = awake.first() else {
+                    exec.end()?;
+                    if enabled.is_empty() {
+                        return Ok((self.stuck(&mut run), run));
+                    }
+                    return Ok((RunEnd::Blocked, run)); // every enabled thread is asleep
+                };
+                let op = run.threads[t.index()].pending.unwrap().op;
+                self.nodes.push(Node {
+                    chosen: t,
+                    alt: 0,
+                    alts: run.sync.alternatives(&op),
+                    enabled: enabled.clone(),
+                    backtrack: vec![t],
+                    sleep: std::mem::take(&mut sleep),
+                    explored: Vec::new(),
+                    op: Some(op),
+                });
+                t
+            };
+            let pending = run.threads[t.index()].pending.unwrap();
+            let (reply, wrote) = run.sync.apply(t, &pending.op, self.nodes[pos].alt);
+            let slot = run.threads[t.index()].slot;
+            let stepped = exec.step(slot, reply);
+            let mut ev = Event::from_pending(t, &pending);
+            ev.reply = reply;
+            ev.wrote = wrote;
+            snap = match stepped {
+                Err(ExecError::Timeout { .. }) => {
+                    run.threads[t.index()].pending = None;
+                    self.record(&mut run, ev, false, false);
+                    return Ok((self.timed_out(&run, t), run));
+                }
+                r => r?,
+            };
+            if let Some(Some(prev)) = snap.slots.get(slot as usize).map(|s| s.prev) {
+                if matches!(pending.op, Op::Cas { .. }) {
+                    ev.wrote = prev.wrote;
+                }
+                ev.value_read = prev.read;
+                ev.value_written = prev.written;
+            }
+            run.threads[t.index()].pending = None;
+            self.record(&mut run, ev.clone(), pos >= self.replay_until, false);
+            let node = &self.nodes[pos];
+            sleep = node
+                .sleep
+                .iter()
+                .chain(node.explored.iter())
+                .filter(|(q, e)| *q != t && !self.model.conflicts(e, &ev))
+                .cloned()
+                .collect();
+            pos += 1;
+        }
+    }
+
+    /// Take in new threads and pending operations from a snapshot.
+    fn absorb(&mut self, run: &mut Run, snap: &Snapshot) {
+        for (slot, view) in snap.slots.iter().enumerate() {
+            if slot >= run.slot_tid.len() {
+                let tid = if slot == 0 {
+                    ThreadId::MAIN
+                } else {
+                    let parent = run.slot_tid.get(view.parent as usize).copied().unwrap_or(ThreadId::MAIN);
+                    let nth = run.thread(parent).children;
+                    run.thread(parent).children += 1;
+                    let id = self.names.child(parent, nth);
+                    let spawn_clock = run.threads[parent.index()].clock.clone();
+                    let th = run.thread(id);
+                    th.parent = Some(parent);
+                    th.clock = spawn_clock;
+                    id
+                };
+                run.slot_tid.push(tid);
+                run.thread(tid).slot = slot as u32;
+            }
+            let tid = run.slot_tid[slot];
+            let th = run.thread(tid);
+            match &view.state {
+                SlotState::Stopped(p) => {
+                    if th.pending.is_none() && !th.exited {
+                        if matches!(p.op, Op::ThreadStart) {
+                            th.start = p.pc;
+                        }
+                        th.pending = Some(*p);
+                    }
+                }
+                SlotState::Exited => th.pending = None,
+            }
+        }
+    }
+
+    /// Add an executed event: vector clock, race analysis (when `analyse`), histories.
+    /// A `virtual_` event is a pending operation analysed as if it ran next; it is removed again.
+    fn record(&mut self, run: &mut Run, ev: Event, analyse: bool, virtual_: bool) {
+        let t = ev.thread;
+        let fp = ev.footprint();
+        let preds = run.predecessors(&ev, &fp);
+        let th = &run.threads[t.index()];
+        let seq = th.seq + 1;
+        let mut clock = th.clock.clone();
+        if let Op::Join { .. } = ev.op {
+            if let Some(x) = run.join_target(&ev.op).and_then(|c| run.threads[c.index()].exit_event) {
+                clock.join(&run.trace[x].clock.clone());
+            }
+        }
+        let mut races = Vec::new();
+        if analyse {
+            for &c in &preds {
+                let p = run.trace[c].ev.thread;
+                let cseq = run.trace[c].seq;
+                let immediate = clock.get(p) < cseq && !preds.iter().any(|&o| o != c && run.trace[o].clock.get(p) >= cseq);
+                if !immediate {
+                    continue;
+                }
+                match (ev.op.acquired_object(), run.trace[c].ev.op.released_object()) {
+                    (Some(a), Some(r)) if a == r => {
+                        // A blocked acquire cannot move before the release; reverse it with the
+                        // acquire that release ended instead.
+                        if let Some(acq) = (0..c).rev().find(|&i| {
+                            run.trace[i].ev.thread == p && run.trace[i].ev.op.takes_object(run.trace[i].ev.wrote) == Some(a)
+                        }) {
+                            races.push(acq);
+                        }
+                    }
+                    _ => races.push(c),
+                }
+            }
+        }
+        for &c in &preds {
+            clock.join(&run.trace[c].clock.clone());
+        }
+        clock.set(t, seq);
+        let pos = run.trace.len();
+        run.trace.push(TraceEvent { ev, clock, seq });
+        for e in races {
+            self.reverse(&*run, e, pos);
+        }
+        if virtual_ {
+            run.trace.pop();
+            return;
+        }
+        // histories
+        for a in fp.iter() {
+            for b in a.addr..a.addr + a.size as u64 {
+                let h = run.locs.entry(b).or_default();
+                if a.write {
+                    h.last_write = Some(pos);
+                    h.reads.clear();
+                } else {
+                    h.reads.retain(|&r| run.trace[r].ev.thread != t);
+                    h.reads.push(pos);
+                }
+            }
+        }
+        let (op, wrote, pc, hash) = {
+            let ev = &run.trace[pos].ev;
+            (ev.op, ev.wrote, ev.pc, ev.hash)
+        };
+        let clock = run.trace[pos].clock.clone();
+        let th = run.thread(t);
+        th.seq = seq;
+        th.clock = clock;
+        th.last_event = Some(pos);
+        // await-loop windows
+        let is_read_only = op.is_load() && !(matches!(op, Op::Cas { .. }) && wrote);
+        if is_read_only {
+            let (addr, size) = op.data().unwrap();
+            th.window.push((pc, hash, addr.0, size));
+        } else if !matches!(op, Op::Yield | Op::Fence | Op::ThreadStart) {
+            run.threads[t.index()].window.clear();
+        }
+        if fp.writes() {
+            for (i, other) in run.threads.iter_mut().enumerate() {
+                if i != t.index()
+                    && other.window.iter().any(|&(_, _, a, s)| {
+                        fp.iter().any(|w| w.write && w.addr < a + s as u64 && a < w.addr + w.size as u64)
+                    })
+                {
+                    other.window.clear();
+                }
+            }
+        }
+        match op {
+            Op::ThreadExit => {
+                let th = run.thread(t);
+                th.exited = true;
+                th.exit_event = Some(pos);
+            }
+            Op::ProcessExit { .. } => run.process_exit = Some(pos),
+            Op::Assume { cond: false } => run.thread(t).assume_blocked = true,
+            _ => {}
+        }
+    }
+
+    /// Source-DPOR's backtracking for the race `e` < `e2` (trace positions): make sure some
+    /// initial of notdep(e).proc(e2) is explored right before `e`.
+    fn reverse(&mut self, run: &Run, e: usize, e2: usize) {
+        let q = run.trace[e2].ev.thread;
+        // first event of each thread in v = notdep(e) . e2
+        let mut firsts: Vec<(ThreadId, usize)> = Vec::new();
+        for j in (e + 1..e2).chain(std::iter::once(e2)) {
+            if j < e2 && run.hb(e, j) {
+                continue;
+            }
+            let t = run.trace[j].ev.thread;
+            if !firsts.iter().any(|(u, _)| *u == t) {
+                firsts.push((t, j));
+            }
+        }
+        let initials: Vec<ThreadId> = firsts
+            .iter()
+            .filter(|&&(_, fj)| !firsts.iter().any(|&(_, gj)| gj < fj && run.hb(gj, fj)))
+            .map(|&(t, _)| t)
+            .collect();
+        let Some(node) = self.nodes.get_mut(e) else { return };
+        if initials.iter().any(|&t| node.covers(t)) {
+            return;
+        }
+        let candidates: Vec<ThreadId> = initials.iter().copied().filter(|t| node.enabled.contains(t)).collect();
+        if candidates.contains(&q) {
+            node.backtrack.push(q);
+        } else if let Some(&c) = candidates.first() {
+            node.backtrack.push(c);
+        } else {
+            // the initials are blocked here: fall back to every enabled thread
+            for &t in &node.enabled {
+                if !node.covers(t) {
+                    node.backtrack.push(t);
+                }
+            }
+        }
+    }
+
+    /// No thread can run: deadlock, livelock, or an execution blocked by an assumption.
+    fn stuck(&mut self, run: &mut Run) -> RunEnd {
+        self.analyse_pending(run);
+        let live = run.live();
+        if live.is_empty() {
+            return RunEnd::Complete; // every thread left; the process exits on its own
+        }
+        if live.iter().any(|t| run.threads[t.index()].assume_blocked) {
+            return RunEnd::Blocked;
+        }
+        let spinning: Vec<ThreadId> = live.iter().copied().filter(|&t| run.awaiting(t)).collect();
+        let (kind, message) = if spinning.is_empty() {
+            (ErrorKind::Deadlock, format!("deadlock: every live thread is blocked ({})", names(&live)))
+        } else {
+            (
+                ErrorKind::Hang,
+                format!(
+                    "livelock: {} spin forever re-reading memory that no other thread can change",
+                    names(&spinning)
+                ),
+            )
+        };
+        RunEnd::Error(self.counterexample(run, kind, message, None, None))
+    }
+
+    fn timed_out(&self, run: &Run, t: ThreadId) -> RunEnd {
+        let msg = format!(
+            "{t} ran past the per-execution time limit without reaching another visible operation \
+             (an endless loop on thread-local data?); see --exec-timeout"
+        );
+        RunEnd::Error(self.counterexample(run, ErrorKind::Hang, msg, None, None))
+    }
+
+    fn finish(&mut self, run: &mut Run, ended: Ended) -> RunEnd {
+        self.analyse_pending(run);
+        let Some(err) = ended.error else {
+            return match ended.how {
+                ProcessEnd::Signaled(sig) => {
+                    let msg = format!("the program was killed by signal {} ({})", sig, signal_name(sig));
+                    RunEnd::Error(self.counterexample(run, ErrorKind::Crash, msg, None, Some(sig)))
+                }
+                ProcessEnd::Exited(_) => RunEnd::Complete,
+            };
+        };
+        let thread = err.slot.and_then(|s| run.slot_tid.get(s as usize).copied());
+        let fault = thread.map(|t| (t, err.pc, err.addr));
+        match err.kind {
+            RuntimeErrorKind::Assertion => RunEnd::Error(self.counterexample(run, ErrorKind::Assertion, err.message, fault, None)),
+            RuntimeErrorKind::Verifier => RunEnd::Error(self.counterexample(run, ErrorKind::Assertion, err.message, fault, None)),
+            RuntimeErrorKind::Signal(sig) => {
+                let msg = match sig {
+                    libc::SIGABRT => "abort() called".to_string(),
+                    _ => format!("{} at address {:#x}", signal_name(sig), err.addr),
+                };
+                RunEnd::Error(self.counterexample(run, ErrorKind::Crash, msg, fault, Some(sig)))
+            }
+        }
+    }
+
+    /// Races of the operations threads were still waiting to run when the execution ended:
+    /// a blocked lock, or a thread cut off by the process exit, may have run earlier.
+    fn analyse_pending(&mut self, run: &mut Run) {
+        for t in run.live() {
+            let p = run.threads[t.index()].pending.unwrap();
+            self.record(run, Event::from_pending(t, &p), true, true);
+        }
+    }
+
+    fn counterexample(
+        &self,
+        run: &Run,
+        kind: ErrorKind,
+        message: String,
+        fault: Option<(ThreadId, u64, u64)>,
+        signal: Option<i32>,
+    ) -> Counterexample {
+        let threads = run
+            .slot_tid
+            .iter()
+            .map(|&t| {
+                let th = &run.threads[t.index()];
+                ThreadInfo { id: t, parent: th.parent, start: th.start, pending: th.pending }
+            })
+            .collect();
+        Counterexample {
+            kind,
+            message,
+            trace: run.trace.iter().map(|t| t.ev.clone()).collect(),
+            threads,
+            fault,
+            signal,
+        }
+    }
+
+    /// Move to the deepest node with something left to explore. False when done.
+    fn next_branch(&mut self, run: &Run) -> bool {
+        while let Some(i) = self.nodes.len().checked_sub(1) {
+            let node = &mut self.nodes[i];
+            if node.alt + 1 < node.alts {
+                node.alt += 1;
+                self.replay_until = i;
+                return true;
+            }
+            if let Some(te) = run.trace.get(i) {
+                if !node.explored.iter().any(|(t, _)| *t == node.chosen) {
+                    node.explored.push((node.chosen, te.ev.clone()));
+                }
+            }
+            let next = node
+                .backtrack
+                .iter()
+                .copied()
+                .filter(|t| {
+                    node.enabled.contains(t)
+                        && !node.explored.iter().any(|(s, _)| s == t)
+                        && !node.sleep.iter().any(|(s, _)| s == t)
+                })
+                .min();
+            if let Some(p) = next {
+                node.chosen = p;
+                node.alt = 0;
+                node.alts = 1;
+                node.op = None; // its operation and outcomes are learnt when it runs
+                self.nodes.truncate(i + 1);
+                self.replay_until = i;
+                return true;
+            }
+            self.nodes.pop();
+        }
+        false
+    }
+}
+
+fn names(ts: &[ThreadId]) -> String {
+    ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV (segmentation fault)",
+        libc::SIGBUS => "SIGBUS (bus error)",
+        libc::SIGFPE => "SIGFPE (arithmetic error)",
+        libc::SIGILL => "SIGILL (illegal instruction)",
+        libc::SIGABRT => "SIGABRT (abort)",
+        libc::SIGTRAP => "SIGTRAP (trap)",
+        libc::SIGKILL => "SIGKILL",
+        _ => "signal",
+    }
+}

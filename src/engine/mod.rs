@@ -1,0 +1,176 @@
+//! The exploration engine: runs executions through an [`Executor`], decides which thread runs
+//! next, and uses the races seen in one execution to choose the next (source-DPOR with sleep
+//! sets, Abdulla et al. POPL 2014, Algorithm 1).
+//!
+//! Architecture invariant: the engine does no I/O and knows nothing of processes; it sees the
+//! program only through [`Executor`] and the memory model only through [`Model`].
+
+mod dpor;
+pub mod sync;
+
+use crate::event::{Event, Pending, ThreadId};
+use crate::model::Model;
+
+pub use dpor::explore;
+
+/// What a slot of the execution is doing, as seen between two steps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlotState {
+    /// Waiting for permission to run its pending operation.
+    Stopped(Pending),
+    Exited,
+}
+
+/// What the previously executed event of a slot turned out to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Executed {
+    pub wrote: bool,
+    pub read: Option<u64>,
+    pub written: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SlotView {
+    pub parent: u32,
+    pub state: SlotState,
+    pub prev: Option<Executed>,
+}
+
+/// Why the runtime says the process died.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RuntimeErrorKind {
+    Assertion,
+    Signal(i32),
+    Verifier,
+}
+
+#[derive(Clone, Debug)]
+pub struct RuntimeError {
+    pub kind: RuntimeErrorKind,
+    pub pc: u64,
+    pub addr: u64,
+    pub message: String,
+    pub slot: Option<u32>,
+}
+
+/// How the process of an execution ended.
+#[derive(Clone, Debug)]
+pub enum ProcessEnd {
+    Exited(i32),
+    Signaled(i32),
+}
+
+#[derive(Clone, Debug)]
+pub struct Ended {
+    pub how: ProcessEnd,
+    pub error: Option<RuntimeError>,
+}
+
+/// All slots between two steps, or the end of the process.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub slots: Vec<SlotView>,
+    pub ended: Option<Ended>,
+}
+
+#[derive(Debug)]
+pub enum ExecError {
+    /// A thread ran longer than the per-execution time limit without a visible event.
+    Timeout { slot: u32 },
+    /// The checker cannot go on (bad program, broken channel, unsupported instruction).
+    Fatal(String),
+    /// The user interrupted the checker.
+    Interrupted,
+}
+
+/// One way of running the program: a process under the runtime, or a test double.
+pub trait Executor {
+    /// Start an execution; returns when its first thread waits at its first visible operation.
+    fn begin(&mut self) -> Result<Snapshot, ExecError>;
+    /// Let `slot` run its pending operation with `reply`; returns when every thread waits again
+    /// or the process has ended.
+    fn step(&mut self, slot: u32, reply: u64) -> Result<Snapshot, ExecError>;
+    /// End the current execution if it still runs (nothing more will be scheduled).
+    fn end(&mut self) -> Result<(), ExecError>;
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Visible events per execution before it is cut.
+    pub max_steps: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { max_steps: DEFAULT_MAX_STEPS }
+    }
+}
+
+pub const DEFAULT_MAX_STEPS: usize = 50_000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Assertion,
+    Crash,
+    Deadlock,
+    Hang,
+}
+
+impl ErrorKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ErrorKind::Assertion => "assertion",
+            ErrorKind::Crash => "crash",
+            ErrorKind::Deadlock => "deadlock",
+            ErrorKind::Hang => "hang",
+        }
+    }
+}
+
+/// A thread of the failing execution as the report shows it.
+#[derive(Clone, Debug)]
+pub struct ThreadInfo {
+    pub id: ThreadId,
+    pub parent: Option<ThreadId>,
+    /// Start routine address (0 for main).
+    pub start: u64,
+    /// What it was waiting for at the end, if it had not exited.
+    pub pending: Option<Pending>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Counterexample {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub trace: Vec<Event>,
+    pub threads: Vec<ThreadInfo>,
+    /// For crashes: the faulting instruction and address, and the thread.
+    pub fault: Option<(ThreadId, u64, u64)>,
+    pub signal: Option<i32>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Executions that ran to their end (complete, or ending in the error).
+    pub executions: u64,
+    /// Executions abandoned because every enabled thread was asleep or an assume failed.
+    pub blocked: u64,
+    /// Executions cut at the step bound.
+    pub bounded: u64,
+    pub events: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub stats: Stats,
+    pub error: Option<Counterexample>,
+}
+
+/// Progress callback: called after each execution with the running statistics. Returning
+/// false stops the exploration (interrupted).
+pub type Progress<'a> = &'a mut dyn FnMut(&Stats) -> bool;
+
+/// Runs the exploration with the given model. See [`dpor::explore`].
+pub fn check(exec: &mut dyn Executor, model: &dyn Model, cfg: &Config, progress: Progress) -> Result<Outcome, ExecError> {
+    explore(exec, model, cfg, progress)
+}

@@ -1,0 +1,263 @@
+//! The pthread objects as the engine models them: which operations are enabled, and what
+//! each one returns. The runtime never touches the real objects during an execution.
+
+use std::collections::BTreeMap;
+
+use crate::event::{Op, TargetAddr, ThreadId};
+
+const EBUSY: u64 = libc::EBUSY as u64;
+const ETIMEDOUT: u64 = libc::ETIMEDOUT as u64;
+const EAGAIN: u64 = libc::EAGAIN as u64;
+
+#[derive(Default)]
+struct RwLock {
+    writer: Option<ThreadId>,
+    readers: Vec<ThreadId>,
+}
+
+#[derive(Default)]
+struct Barrier {
+    count: u32,
+    arrived: u32,
+    generation: u64,
+}
+
+/// A thread waiting on a condition variable; `signalled` once a signal picked it.
+struct CondWaiter {
+    thread: ThreadId,
+    signalled: bool,
+}
+
+#[derive(Default)]
+pub struct SyncState {
+    mutex_owner: BTreeMap<TargetAddr, ThreadId>,
+    rwlocks: BTreeMap<TargetAddr, RwLock>,
+    conds: BTreeMap<TargetAddr, Vec<CondWaiter>>,
+    barriers: BTreeMap<TargetAddr, Barrier>,
+    /// Threads waiting to leave a barrier, with the generation they arrived in.
+    barrier_waiting: BTreeMap<ThreadId, u64>,
+    sems: BTreeMap<TargetAddr, u64>,
+    exited: Vec<ThreadId>,
+    /// Thread inside `__VERIFIER_atomic_begin/end`.
+    pub atomic_owner: Option<ThreadId>,
+}
+
+impl SyncState {
+    pub fn thread_exited(&self, t: ThreadId) -> bool {
+        self.exited.contains(&t)
+    }
+
+    /// Can `t` run `op` now? `join_target` resolves a join's slot to its thread.
+    pub fn enabled(&self, t: ThreadId, op: &Op, join_target: Option<ThreadId>) -> bool {
+        use Op::*;
+        match *op {
+            Join { .. } => join_target.is_some_and(|c| self.thread_exited(c)),
+            MutexLock { obj } => !self.mutex_owner.contains_key(&obj),
+            CondReacquire { cond, mutex, timed } => {
+                !self.mutex_owner.contains_key(&mutex)
+                    && (timed || self.waiter(cond, t).is_none_or(|w| w.signalled))
+            }
+            RwRdLock { obj, try_only } => try_only || self.rwlocks.get(&obj).is_none_or(|l| l.writer.is_none()),
+            RwWrLock { obj, try_only } => {
+                try_only || self.rwlocks.get(&obj).is_none_or(|l| l.writer.is_none() && l.readers.is_empty())
+            }
+            BarrierLeave { obj } => {
+                let gen = self.barriers.get(&obj).map_or(0, |b| b.generation);
+                self.barrier_waiting.get(&t).is_none_or(|&g| gen > g)
+            }
+            SemWait { obj, try_only } => try_only || self.sems.get(&obj).copied().unwrap_or(0) > 0,
+            Assume { cond } => cond,
+            _ => true,
+        }
+    }
+
+    fn waiter(&self, cond: TargetAddr, t: ThreadId) -> Option<&CondWaiter> {
+        self.conds.get(&cond).and_then(|ws| ws.iter().find(|w| w.thread == t))
+    }
+
+    /// How many different outcomes `op` can have now (a signal picks one of several waiters).
+    pub fn alternatives(&self, op: &Op) -> u32 {
+        match *op {
+            Op::CondSignal { cond } => {
+                let n = self.conds.get(&cond).map_or(0, |ws| ws.iter().filter(|w| !w.signalled).count());
+                n.max(1) as u32
+            }
+            _ => 1,
+        }
+    }
+
+    /// Apply `op` by `t` (enabled), choosing outcome `alt`. Returns the reply for the runtime
+    /// and whether a conditional write happened.
+    pub fn apply(&mut self, t: ThreadId, op: &Op, alt: u32) -> (u64, bool) {
+        use Op::*;
+        match *op {
+            ThreadExit => {
+                self.exited.push(t);
+                if self.atomic_owner == Some(t) {
+                    self.atomic_owner = None;
+                }
+            }
+            MutexLock { obj } => {
+                self.mutex_owner.insert(obj, t);
+            }
+            MutexTryLock { obj } => {
+                if self.mutex_owner.contains_key(&obj) {
+                    return (EBUSY, false);
+                }
+                self.mutex_owner.insert(obj, t);
+            }
+            MutexUnlock { obj } => {
+                self.mutex_owner.remove(&obj);
+            }
+            CondWait { cond, mutex, .. } => {
+                self.mutex_owner.remove(&mutex);
+                self.conds.entry(cond).or_default().push(CondWaiter { thread: t, signalled: false });
+            }
+            CondReacquire { cond, mutex, .. } => {
+                self.mutex_owner.insert(mutex, t);
+                let ws = self.conds.entry(cond).or_default();
+                let signalled = ws.iter().find(|w| w.thread == t).is_none_or(|w| w.signalled);
+                ws.retain(|w| w.thread != t);
+                return (if signalled { 0 } else { ETIMEDOUT }, true);
+            }
+            CondSignal { cond } => {
+                if let Some(w) = self
+                    .conds
+                    .get_mut(&cond)
+                    .and_then(|ws| ws.iter_mut().filter(|w| !w.signalled).nth(alt as usize))
+                {
+                    w.signalled = true;
+                }
+            }
+            CondBroadcast { cond } => {
+                for w in self.conds.entry(cond).or_default() {
+                    w.signalled = true;
+                }
+            }
+            RwRdLock { obj, .. } => {
+                let l = self.rwlocks.entry(obj).or_default();
+                if l.writer.is_some() {
+                    return (EBUSY, false);
+                }
+                l.readers.push(t);
+            }
+            RwWrLock { obj, .. } => {
+                let l = self.rwlocks.entry(obj).or_default();
+                if l.writer.is_some() || !l.readers.is_empty() {
+                    return (EBUSY, false);
+                }
+                l.writer = Some(t);
+            }
+            RwUnlock { obj } => {
+                let l = self.rwlocks.entry(obj).or_default();
+                if l.writer == Some(t) {
+                    l.writer = None;
+                } else if let Some(i) = l.readers.iter().position(|&r| r == t) {
+                    l.readers.remove(i);
+                }
+            }
+            BarrierInit { obj, count } => {
+                self.barriers.insert(obj, Barrier { count, ..Barrier::default() });
+            }
+            BarrierWait { obj } => {
+                let b = self.barriers.entry(obj).or_insert(Barrier { count: 1, ..Barrier::default() });
+                b.arrived += 1;
+                if b.arrived >= b.count {
+                    b.arrived = 0;
+                    b.generation += 1;
+                    return (1, true);
+                }
+                self.barrier_waiting.insert(t, b.generation);
+            }
+            BarrierLeave { .. } => {
+                self.barrier_waiting.remove(&t);
+            }
+            SemInit { obj, value } => {
+                self.sems.insert(obj, value as u64);
+            }
+            SemWait { obj, .. } => {
+                let v = self.sems.entry(obj).or_insert(0);
+                if *v == 0 {
+                    return (EAGAIN, false);
+                }
+                *v -= 1;
+            }
+            SemPost { obj } => {
+                *self.sems.entry(obj).or_insert(0) += 1;
+            }
+            AtomicBegin => self.atomic_owner = Some(t),
+            AtomicEnd => self.atomic_owner = None,
+            _ => {}
+        }
+        (0, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: TargetAddr = TargetAddr(0x100);
+    const C: TargetAddr = TargetAddr(0x200);
+    const A: ThreadId = ThreadId(1);
+    const B: ThreadId = ThreadId(2);
+
+    #[test]
+    fn mutex_blocks_until_unlocked() {
+        let mut s = SyncState::default();
+        let lock = Op::MutexLock { obj: M };
+        assert!(s.enabled(A, &lock, None));
+        s.apply(A, &lock, 0);
+        assert!(!s.enabled(B, &lock, None));
+        assert_eq!(s.apply(B, &Op::MutexTryLock { obj: M }, 0), (EBUSY, false));
+        s.apply(A, &Op::MutexUnlock { obj: M }, 0);
+        assert!(s.enabled(B, &lock, None));
+    }
+
+    #[test]
+    fn signal_wakes_the_chosen_waiter_only() {
+        let mut s = SyncState::default();
+        let wait = Op::CondWait { cond: C, mutex: M, timed: false };
+        let wake = Op::CondReacquire { cond: C, mutex: M, timed: false };
+        s.apply(A, &wait, 0);
+        s.apply(B, &wait, 0);
+        assert!(!s.enabled(A, &wake, None) && !s.enabled(B, &wake, None));
+        assert_eq!(s.alternatives(&Op::CondSignal { cond: C }), 2);
+        s.apply(ThreadId(3), &Op::CondSignal { cond: C }, 1);
+        assert!(!s.enabled(A, &wake, None));
+        assert!(s.enabled(B, &wake, None));
+        assert_eq!(s.apply(B, &wake, 0), (0, true));
+        assert!(!s.enabled(A, &wake, None), "the mutex is held again");
+    }
+
+    #[test]
+    fn timed_wait_can_time_out() {
+        let mut s = SyncState::default();
+        s.apply(A, &Op::CondWait { cond: C, mutex: M, timed: true }, 0);
+        let wake = Op::CondReacquire { cond: C, mutex: M, timed: true };
+        assert!(s.enabled(A, &wake, None));
+        assert_eq!(s.apply(A, &wake, 0).0, ETIMEDOUT);
+    }
+
+    #[test]
+    fn barrier_releases_when_full() {
+        let mut s = SyncState::default();
+        s.apply(A, &Op::BarrierInit { obj: M, count: 2 }, 0);
+        assert_eq!(s.apply(A, &Op::BarrierWait { obj: M }, 0).0, 0);
+        assert!(!s.enabled(A, &Op::BarrierLeave { obj: M }, None));
+        assert_eq!(s.apply(B, &Op::BarrierWait { obj: M }, 0).0, 1);
+        assert!(s.enabled(A, &Op::BarrierLeave { obj: M }, None));
+    }
+
+    #[test]
+    fn semaphore_counts() {
+        let mut s = SyncState::default();
+        s.apply(A, &Op::SemInit { obj: M, value: 1 }, 0);
+        let wait = Op::SemWait { obj: M, try_only: false };
+        s.apply(A, &wait, 0);
+        assert!(!s.enabled(B, &wait, None));
+        assert_eq!(s.apply(B, &Op::SemWait { obj: M, try_only: true }, 0), (EAGAIN, false));
+        s.apply(A, &Op::SemPost { obj: M }, 0);
+        assert!(s.enabled(B, &wait, None));
+    }
+}

@@ -1,0 +1,284 @@
+//! The vocabulary every part speaks: thread ids, target addresses, operations and events.
+
+use std::fmt;
+
+/// A thread's identity in the spawn tree, stable across executions (0 is main). Dense: the
+/// engine interns (parent, n-th child) pairs, so ids index vectors.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct ThreadId(pub u32);
+
+impl ThreadId {
+    pub const MAIN: ThreadId = ThreadId(0);
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "T{}", self.0)
+    }
+}
+
+/// An address in the program under test, never dereferenced by the checker.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
+pub struct TargetAddr(pub u64);
+
+impl fmt::Display for TargetAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}", self.0)
+    }
+}
+
+/// A visible operation, as announced by a thread before it runs it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Op {
+    Load { addr: TargetAddr, size: u32 },
+    Store { addr: TargetAddr, size: u32 },
+    /// Atomic read-modify-write (lock prefix, xchg).
+    Rmw { addr: TargetAddr, size: u32 },
+    /// Atomic compare-exchange: writes only when it succeeds.
+    Cas { addr: TargetAddr, size: u32 },
+    /// The two halves of a non-atomic read-modify-write (`add [m], 1`).
+    RmwLoad { addr: TargetAddr, size: u32 },
+    RmwStore { addr: TargetAddr, size: u32 },
+    Fence,
+    ThreadStart,
+    ThreadExit,
+    Spawn,
+    /// Join the thread running in this slot of the execution.
+    Join { slot: u32 },
+    ProcessExit { status: i32 },
+    MutexLock { obj: TargetAddr },
+    MutexTryLock { obj: TargetAddr },
+    MutexUnlock { obj: TargetAddr },
+    CondWait { cond: TargetAddr, mutex: TargetAddr, timed: bool },
+    CondReacquire { cond: TargetAddr, mutex: TargetAddr, timed: bool },
+    CondSignal { cond: TargetAddr },
+    CondBroadcast { cond: TargetAddr },
+    RwRdLock { obj: TargetAddr, try_only: bool },
+    RwWrLock { obj: TargetAddr, try_only: bool },
+    RwUnlock { obj: TargetAddr },
+    BarrierInit { obj: TargetAddr, count: u32 },
+    BarrierWait { obj: TargetAddr },
+    BarrierLeave { obj: TargetAddr },
+    SemInit { obj: TargetAddr, value: u32 },
+    SemWait { obj: TargetAddr, try_only: bool },
+    SemPost { obj: TargetAddr },
+    Yield,
+    Assume { cond: bool },
+    AtomicBegin,
+    AtomicEnd,
+}
+
+/// One memory footprint of an event: `size` bytes at `addr`, written or only read.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Access {
+    pub addr: u64,
+    pub size: u32,
+    pub write: bool,
+}
+
+impl Access {
+    fn new(addr: TargetAddr, size: u32, write: bool) -> Access {
+        Access { addr: addr.0, size: size.max(1), write }
+    }
+    pub fn overlaps(&self, other: &Access) -> bool {
+        self.addr < other.addr + other.size as u64 && other.addr < self.addr + self.size as u64
+    }
+}
+
+impl Op {
+    /// The memory this operation touches. `wrote` says whether a conditional write (CAS,
+    /// try-lock) happened; for a pending operation pass `true`, the conservative answer.
+    /// Synchronisation objects are modelled as one byte at their address.
+    pub fn footprint(&self, wrote: bool) -> Footprint {
+        use Op::*;
+        let mut f = Footprint::default();
+        match *self {
+            Load { addr, size } | RmwLoad { addr, size } => f.push(Access::new(addr, size, false)),
+            Store { addr, size } | RmwStore { addr, size } | Rmw { addr, size } => {
+                f.push(Access::new(addr, size, true))
+            }
+            Cas { addr, size } => f.push(Access::new(addr, size, wrote)),
+            MutexLock { obj } | MutexUnlock { obj } | RwUnlock { obj } | SemPost { obj } => {
+                f.push(Access::new(obj, 1, true))
+            }
+            BarrierInit { obj, .. } | BarrierWait { obj } | SemInit { obj, .. } => f.push(Access::new(obj, 1, true)),
+            MutexTryLock { obj }
+            | RwRdLock { obj, .. }
+            | RwWrLock { obj, .. }
+            | SemWait { obj, .. } => f.push(Access::new(obj, 1, wrote)),
+            BarrierLeave { obj } => f.push(Access::new(obj, 1, false)),
+            CondWait { cond, mutex, .. } | CondReacquire { cond, mutex, .. } => {
+                f.push(Access::new(cond, 1, true));
+                f.push(Access::new(mutex, 1, true));
+            }
+            CondSignal { cond } | CondBroadcast { cond } => f.push(Access::new(cond, 1, true)),
+            Fence | ThreadStart | ThreadExit | Spawn | Join { .. } | ProcessExit { .. } | Yield
+            | Assume { .. } | AtomicBegin | AtomicEnd => {}
+        }
+        f
+    }
+
+    /// Whether the operation is a memory load whose repetition an await loop is made of.
+    pub fn is_load(&self) -> bool {
+        matches!(self, Op::Load { .. } | Op::Cas { .. } | Op::RmwLoad { .. })
+    }
+
+    /// The data address of a memory access, for reports.
+    pub fn data(&self) -> Option<(TargetAddr, u32)> {
+        use Op::*;
+        match *self {
+            Load { addr, size }
+            | Store { addr, size }
+            | Rmw { addr, size }
+            | Cas { addr, size }
+            | RmwLoad { addr, size }
+            | RmwStore { addr, size } => Some((addr, size)),
+            _ => None,
+        }
+    }
+
+    /// Short name of the operation kind, as shown in traces and JSON.
+    pub fn kind_name(&self) -> &'static str {
+        use Op::*;
+        match self {
+            Load { .. } => "load",
+            Store { .. } => "store",
+            Rmw { .. } => "atomic-rmw",
+            Cas { .. } => "cas",
+            RmwLoad { .. } => "rmw-load",
+            RmwStore { .. } => "rmw-store",
+            Fence => "fence",
+            ThreadStart => "thread-start",
+            ThreadExit => "thread-exit",
+            Spawn => "pthread_create",
+            Join { .. } => "pthread_join",
+            ProcessExit { .. } => "exit",
+            MutexLock { .. } => "mutex_lock",
+            MutexTryLock { .. } => "mutex_trylock",
+            MutexUnlock { .. } => "mutex_unlock",
+            CondWait { .. } => "cond_wait",
+            CondReacquire { .. } => "cond_wake",
+            CondSignal { .. } => "cond_signal",
+            CondBroadcast { .. } => "cond_broadcast",
+            RwRdLock { .. } => "rwlock_rdlock",
+            RwWrLock { .. } => "rwlock_wrlock",
+            RwUnlock { .. } => "rwlock_unlock",
+            BarrierInit { .. } => "barrier_init",
+            BarrierWait { .. } => "barrier_wait",
+            BarrierLeave { .. } => "barrier_leave",
+            SemInit { .. } => "sem_init",
+            SemWait { .. } => "sem_wait",
+            SemPost { .. } => "sem_post",
+            Yield => "sched_yield",
+            Assume { .. } => "assume",
+            AtomicBegin => "atomic_begin",
+            AtomicEnd => "atomic_end",
+        }
+    }
+
+    /// The synchronisation object a blocking acquire waits for, if this is one.
+    pub fn acquired_object(&self) -> Option<TargetAddr> {
+        use Op::*;
+        match *self {
+            MutexLock { obj } | RwRdLock { obj, try_only: false } | RwWrLock { obj, try_only: false } => Some(obj),
+            CondReacquire { mutex, .. } => Some(mutex),
+            _ => None,
+        }
+    }
+
+    /// The object a release gives back, if this is one.
+    pub fn released_object(&self) -> Option<TargetAddr> {
+        use Op::*;
+        match *self {
+            MutexUnlock { obj } | RwUnlock { obj } => Some(obj),
+            CondWait { mutex, .. } => Some(mutex),
+            _ => None,
+        }
+    }
+
+    /// Whether this operation (when it succeeded) took the object: the acquire a release matches.
+    pub fn takes_object(&self, wrote: bool) -> Option<TargetAddr> {
+        use Op::*;
+        match *self {
+            MutexLock { obj } | RwRdLock { obj, .. } | RwWrLock { obj, .. } => Some(obj),
+            MutexTryLock { obj } if wrote => Some(obj),
+            CondReacquire { mutex, .. } => Some(mutex),
+            _ => None,
+        }
+    }
+}
+
+/// At most a few accesses per event; kept inline.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    len: u8,
+    items: [Option<Access>; 2],
+}
+
+impl Footprint {
+    fn push(&mut self, a: Access) {
+        self.items[self.len as usize] = Some(a);
+        self.len += 1;
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &Access> {
+        self.items.iter().flatten()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn writes(&self) -> bool {
+        self.iter().any(|a| a.write)
+    }
+    /// Two footprints conflict when they overlap and at least one of the two writes.
+    pub fn conflicts(&self, other: &Footprint) -> bool {
+        self.iter().any(|a| other.iter().any(|b| (a.write || b.write) && a.overlaps(b)))
+    }
+}
+
+/// A thread's next visible operation, as reported by the runtime.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Pending {
+    pub op: Op,
+    /// Instruction (or call site) address in the program.
+    pub pc: u64,
+    /// Hash of the thread-local state at a load, for await-loop detection.
+    pub hash: u64,
+    /// Instrumented site number + 1, or 0.
+    pub site: u32,
+}
+
+/// An executed event of the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub thread: ThreadId,
+    pub op: Op,
+    pub pc: u64,
+    pub hash: u64,
+    /// Did a conditional write happen (successful CAS or try-lock)? True for plain writes.
+    pub wrote: bool,
+    pub value_read: Option<u64>,
+    pub value_written: Option<u64>,
+    /// The supervisor's reply to the runtime (e.g. try-lock result).
+    pub reply: u64,
+}
+
+impl Event {
+    pub fn from_pending(thread: ThreadId, p: &Pending) -> Event {
+        Event {
+            thread,
+            op: p.op,
+            pc: p.pc,
+            hash: p.hash,
+            wrote: true,
+            value_read: None,
+            value_written: None,
+            reply: 0,
+        }
+    }
+    pub fn footprint(&self) -> Footprint {
+        self.op.footprint(self.wrote)
+    }
+}

@@ -1,0 +1,62 @@
+//! The patch plan: every site of the program with the place of its relocated copy, and the
+//! copies themselves once the runtime says where its trampoline is.
+
+use crate::channel::{site_kind, Site};
+use crate::decode::{DecodedSite, Decoder};
+use crate::program::Program;
+
+pub struct Plan {
+    pub sites: Vec<DecodedSite>,
+    stride: usize,
+    decoder: &'static dyn Decoder,
+}
+
+impl Plan {
+    pub fn new(program: &Program, decoder: &'static dyn Decoder) -> Plan {
+        let mut sites: Vec<DecodedSite> = program.code.iter().flat_map(|s| decoder.decode(s)).collect();
+        sites.sort_by_key(|s| s.site.offset);
+        let stride = decoder.copy_stride();
+        for (i, s) in sites.iter_mut().enumerate() {
+            s.site.copy_off = (i * stride) as u32;
+        }
+        Plan { sites, stride, decoder }
+    }
+
+    /// The wire table (sorted by address, as the runtime's binary search needs).
+    pub fn wire_sites(&self) -> Vec<Site> {
+        self.sites.iter().map(|s| s.site).collect()
+    }
+
+    pub fn code_size(&self) -> usize {
+        self.sites.len() * self.stride
+    }
+
+    /// Write every relocated copy for a trampoline mapped at `tramp`, the program being
+    /// loaded at `bias`.
+    pub fn write_copies(&self, bias: u64, tramp: u64, out: &mut [u8]) -> Result<(), String> {
+        for s in &self.sites {
+            let off = s.site.copy_off as usize;
+            let code = self.decoder.relocate(s, bias, tramp + off as u64)?;
+            out[off..off + code.len()].copy_from_slice(&code);
+        }
+        Ok(())
+    }
+
+    /// The site whose copy contains `pc` (an address in the trampoline at `tramp`).
+    pub fn site_of_copy(&self, tramp: u64, pc: u64) -> Option<&DecodedSite> {
+        let off = pc.checked_sub(tramp)? as usize;
+        self.sites.get(off / self.stride)
+    }
+
+    pub fn site(&self, number: u32) -> Option<&DecodedSite> {
+        self.sites.get((number as usize).checked_sub(1)?)
+    }
+
+    pub fn count(&self, kind: u8) -> usize {
+        self.sites.iter().filter(|s| s.site.kind == kind).count()
+    }
+
+    pub fn unsupported(&self) -> usize {
+        self.count(site_kind::UNSUPPORTED)
+    }
+}

@@ -1,0 +1,253 @@
+//! `smc-run`: the command line.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+
+use smc_run::engine::{self, ExecError};
+use smc_run::instrument::Plan;
+use smc_run::program::Program;
+use smc_run::report::{self, Symbolizer};
+use smc_run::target::{self, NativeTarget, Options};
+use smc_run::{model, targets};
+
+const EXIT_OK: u8 = 0;
+const EXIT_ERROR_FOUND: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_BOUNDED: u8 = 3;
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Stateless model checker for compiled pthreads programs: explores every inequivalent
+/// interleaving of the program's threads and reports an assertion failure, crash, deadlock
+/// or hang with the interleaving that leads to it.
+///
+/// Exit status: 0 no error is reachable; 1 an error was found; 2 usage or input error;
+/// 3 no error found but some executions were cut by a bound.
+#[derive(Parser, Debug)]
+#[command(name = "smc-run", version, about, long_about)]
+struct Cli {
+    /// The program: an x86-64 ELF executable (dynamically linked, PIE or not, stripped or
+    /// not), or a C file, compiled first with `cc -g -O2 -pthread`.
+    #[arg(required_unless_present = "verifier_dir")]
+    program: Option<PathBuf>,
+
+    /// Arguments passed to the program.
+    #[arg(last = true)]
+    args: Vec<OsString>,
+
+    /// Memory model: sc (sequential consistency).
+    #[arg(short, long, default_value = "sc")]
+    model: String,
+
+    /// Visible events per execution before the execution is cut (the verdict then says
+    /// "bounded" unless an error is found).
+    #[arg(long, default_value_t = engine::DEFAULT_MAX_STEPS)]
+    max_steps: usize,
+
+    /// Wall-clock seconds one execution may take; a longer one is reported as a hang.
+    #[arg(long, default_value_t = 10.0)]
+    exec_timeout: f64,
+
+    /// Print one JSON object (schema in README.md) as the last line of stdout.
+    #[arg(long)]
+    json: bool,
+
+    /// Print only the verdict line (and the JSON object with --json).
+    #[arg(short, long)]
+    quiet: bool,
+
+    /// C compiler used for a .c PROGRAM.
+    #[arg(long, default_value = "cc")]
+    cc: String,
+
+    /// Write the SV-COMP header (smc_verifier.h) and stub library (libsmc_verifier.so) to DIR
+    /// and exit.
+    #[arg(long, value_name = "DIR")]
+    verifier_dir: Option<PathBuf>,
+}
+
+/// A one-line error for the user, with exit status 2.
+struct UsageError(String);
+
+impl From<String> for UsageError {
+    fn from(s: String) -> Self {
+        UsageError(s)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    install_interrupt_handlers();
+    match run(&cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(UsageError(msg)) => {
+            eprintln!("smc-run: {msg}");
+            ExitCode::from(if target::interrupted() { EXIT_INTERRUPTED } else { EXIT_USAGE })
+        }
+    }
+}
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    target::interrupt();
+}
+
+fn install_interrupt_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe { libc::signal(sig, on_interrupt as *const () as libc::sighandler_t) };
+    }
+}
+
+/// A temporary directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir, UsageError> {
+        let mut template = std::env::temp_dir().join("smc-run.XXXXXX").into_os_string().into_encoded_bytes();
+        template.push(0);
+        // SAFETY: template is a NUL-terminated writable buffer, as mkdtemp requires.
+        let p = unsafe { libc::mkdtemp(template.as_mut_ptr() as *mut libc::c_char) };
+        if p.is_null() {
+            return Err(UsageError(format!("cannot create a temporary directory: {}", std::io::Error::last_os_error())));
+        }
+        template.pop();
+        // SAFETY: the bytes came from an OsString plus the suffix mkdtemp wrote (ASCII).
+        Ok(TempDir(PathBuf::from(unsafe { OsString::from_encoded_bytes_unchecked(template) })))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn write_verifier_files(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("smc_verifier.h"), target::VERIFIER_HEADER)?;
+    std::fs::write(dir.join("libsmc_verifier.so"), target::VERIFIER_STUB)
+}
+
+/// Compile a C file the way the README says, into `dir`.
+fn compile_c(cc: &str, src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
+    if !src.is_file() {
+        return Err(UsageError(format!("{}: no such file", src.display())));
+    }
+    write_verifier_files(dir).map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
+    let out = dir.join("program");
+    let d = dir.display();
+    let result = std::process::Command::new(cc)
+        .args(["-g", "-O2", "-pthread", &format!("-I{d}")])
+        .arg(src)
+        .arg("-o")
+        .arg(&out)
+        .args([format!("-L{d}"), "-Wl,--as-needed".into(), "-lsmc_verifier".into(), format!("-Wl,-rpath,{d}")])
+        .output()
+        .map_err(|e| UsageError(format!("cannot run the C compiler `{cc}`: {e}")))?;
+    if !result.status.success() {
+        let _ = std::io::stderr().write_all(&result.stderr);
+        return Err(UsageError(format!("{}: compilation failed", src.display())));
+    }
+    Ok(out)
+}
+
+fn run(cli: &Cli) -> Result<u8, UsageError> {
+    if let Some(dir) = &cli.verifier_dir {
+        write_verifier_files(dir).map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
+        if cli.program.is_none() {
+            println!(
+                "wrote {0}/smc_verifier.h and {0}/libsmc_verifier.so; build with \
+                 -I{0} -L{0} -lsmc_verifier -Wl,-rpath,{0}",
+                dir.display()
+            );
+            return Ok(EXIT_OK);
+        }
+    }
+    let model = model::by_name(&cli.model).ok_or_else(|| {
+        UsageError(format!("unknown model `{}`; available: {}", cli.model, model::MODEL_NAMES.join(", ")))
+    })?;
+    if !(cli.exec_timeout > 0.0 && cli.exec_timeout.is_finite()) {
+        return Err(UsageError("--exec-timeout must be a positive number of seconds".into()));
+    }
+    if cli.max_steps == 0 {
+        return Err(UsageError("--max-steps must be at least 1".into()));
+    }
+    let given = cli.program.as_ref().expect("clap requires PROGRAM");
+    let mut tmp = None;
+    let path = if given.extension().is_some_and(|e| e == "c") {
+        let dir = TempDir::new()?;
+        let out = compile_c(&cli.cc, given, &dir.0)?;
+        tmp = Some(dir);
+        out
+    } else {
+        given.clone()
+    };
+    let program = Program::load(&path).map_err(|e| UsageError(e.0))?;
+    let decoder = targets::decoder(program.arch).ok_or_else(|| UsageError("unsupported architecture".into()))?;
+    let plan = Plan::new(&program, decoder);
+    let nsites = plan.sites.len();
+    let opts = Options {
+        args: cli.args.clone(),
+        exec_timeout: Duration::from_secs_f64(cli.exec_timeout),
+        fences_visible: model.fences_visible(),
+    };
+    let started = Instant::now();
+    let mut target = NativeTarget::start(&path, plan, &opts).map_err(UsageError)?;
+    drop(tmp); // the running fork server holds everything it needs
+    if !cli.quiet && !cli.json {
+        println!(
+            "smc-run: checking {} under {} ({} instrumented instructions)",
+            given.display(),
+            model.name(),
+            nsites
+        );
+    }
+    let cfg = engine::Config { max_steps: cli.max_steps };
+    let mut progress = |_: &engine::Stats| !target::interrupted();
+    let result = engine::check(&mut target, model.as_ref(), &cfg, &mut progress);
+    let elapsed = started.elapsed().as_secs_f64();
+    let sym = Symbolizer { program: &program, load_bias: target.load_bias };
+    let outcome = match result {
+        Ok(o) => o,
+        Err(ExecError::Timeout { .. }) => unreachable!("the engine reports time-outs as hangs"),
+        Err(ExecError::Interrupted) => return Err(UsageError("interrupted".into())),
+        Err(ExecError::Fatal(msg)) => return Err(UsageError(msg)),
+    };
+    if target::interrupted() {
+        return Err(UsageError("interrupted".into()));
+    }
+    drop(target);
+    if !cli.quiet {
+        if let Some(cx) = &outcome.error {
+            println!("error: {}: {}", cx.kind.name(), cx.message);
+            print!("{}", report::counterexample_text(&sym, cx));
+        }
+    }
+    if !cli.json || !cli.quiet {
+        let summary = report::summary_text(model.name(), &outcome, elapsed);
+        if cli.quiet || cli.json {
+            print!("{}", summary.lines().last().map(|l| format!("{l}\n")).unwrap_or_default());
+        } else {
+            print!("{summary}");
+        }
+    }
+    if cli.json {
+        println!("{}", report::json(&sym, model.name(), &outcome, elapsed));
+    }
+    Ok(match report::verdict(&outcome) {
+        "error" => EXIT_ERROR_FOUND,
+        "bounded" => EXIT_BOUNDED,
+        _ => EXIT_OK,
+    })
+}

@@ -1,0 +1,230 @@
+//! What the user reads: the verdict, the statistics and the counterexample, as text or as
+//! one JSON object (schema documented in README.md, versioned by `schema`).
+
+use serde_json::{json, Value};
+
+use crate::engine::{Counterexample, Outcome, ThreadInfo};
+use crate::event::{Event, Op, ThreadId};
+use crate::program::Program;
+
+pub const JSON_SCHEMA: u32 = 1;
+
+/// Everything needed to name addresses of the program as it ran.
+pub struct Symbolizer<'a> {
+    pub program: &'a Program,
+    pub load_bias: u64,
+}
+
+impl Symbolizer<'_> {
+    fn file_addr(&self, a: u64) -> u64 {
+        a.wrapping_sub(self.load_bias)
+    }
+
+    /// `main+0x1c (sb.c:12)` or the bare address.
+    pub fn code(&self, pc: u64) -> String {
+        let fa = self.file_addr(pc);
+        let mut s = self.program.function_at(fa).unwrap_or_else(|| format!("{pc:#x}"));
+        if let Some(line) = self.program.line_at(fa) {
+            s.push_str(&format!(" ({line})"));
+        }
+        s
+    }
+
+    pub fn function(&self, pc: u64) -> Option<String> {
+        self.program.function_at(self.file_addr(pc))
+    }
+
+    pub fn line(&self, pc: u64) -> Option<String> {
+        self.program.line_at(self.file_addr(pc))
+    }
+
+    /// `counter`, `table+16`, or the address.
+    pub fn data(&self, addr: u64) -> String {
+        self.program.object_at(self.file_addr(addr)).unwrap_or_else(|| format!("{addr:#x}"))
+    }
+
+    fn symbol(&self, addr: u64) -> Option<String> {
+        self.program.object_at(self.file_addr(addr))
+    }
+}
+
+fn thread_label(sym: &Symbolizer, threads: &[ThreadInfo], t: ThreadId) -> String {
+    let start = threads.iter().find(|i| i.id == t).map_or(0, |i| i.start);
+    let name = if t == ThreadId::MAIN {
+        Some("main".to_string())
+    } else {
+        sym.program.function_named_at(sym.file_addr(start)).map(str::to_string)
+    };
+    match name {
+        Some(n) => format!("{t} {n}"),
+        None => t.to_string(),
+    }
+}
+
+fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
+    let v = |x: Option<u64>| x.map_or("?".to_string(), |v| v.to_string());
+    let sym_of = |a: crate::event::TargetAddr| format!("&{}", sym.data(a.0));
+    match e.op {
+        Op::Load { addr, size } | Op::RmwLoad { addr, size } => {
+            format!("{} {} ({size} B) -> {}", e.op.kind_name(), sym.data(addr.0), v(e.value_read))
+        }
+        Op::Store { addr, size } | Op::RmwStore { addr, size } => {
+            format!("{} {} ({size} B) <- {}", e.op.kind_name(), sym.data(addr.0), v(e.value_written))
+        }
+        Op::Rmw { addr, size } => {
+            format!("atomic-rmw {} ({size} B) {} -> {}", sym.data(addr.0), v(e.value_read), v(e.value_written))
+        }
+        Op::Cas { addr, size } if e.wrote => {
+            format!("cas {} ({size} B) {} -> {}", sym.data(addr.0), v(e.value_read), v(e.value_written))
+        }
+        Op::Cas { addr, size } => format!("cas {} ({size} B) failed, read {}", sym.data(addr.0), v(e.value_read)),
+        Op::Join { slot } => {
+            let t = cx.threads.get(slot as usize).map_or("?".to_string(), |i| i.id.to_string());
+            format!("pthread_join({t})")
+        }
+        Op::ProcessExit { status } => format!("exit({status})"),
+        Op::MutexLock { obj } | Op::MutexUnlock { obj } | Op::CondSignal { cond: obj } | Op::CondBroadcast { cond: obj } => {
+            format!("{}({})", e.op.kind_name(), sym_of(obj))
+        }
+        Op::MutexTryLock { obj: o } => {
+            format!("mutex_trylock({}) = {}", sym_of(o), if e.wrote { "acquired" } else { "busy" })
+        }
+        Op::CondWait { cond, mutex, .. } | Op::CondReacquire { cond, mutex, .. } => {
+            format!("{}({}, {})", e.op.kind_name(), sym_of(cond), sym_of(mutex))
+        }
+        Op::Assume { cond } => format!("assume({})", cond as u8),
+        _ => match e.op.footprint(true).iter().next() {
+            Some(a) => format!("{}({})", e.op.kind_name(), sym_of(crate::event::TargetAddr(a.addr))),
+            None => e.op.kind_name().to_string(),
+        },
+    }
+}
+
+fn location(sym: &Symbolizer, e: &Event) -> String {
+    match e.op {
+        Op::ThreadStart => String::new(),
+        _ if e.pc == 0 => String::new(),
+        _ => sym.code(e.pc),
+    }
+}
+
+/// The counterexample as numbered lines.
+pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("counterexample ({} events):\n", cx.trace.len()));
+    for (i, e) in cx.trace.iter().enumerate() {
+        let who = thread_label(sym, &cx.threads, e.thread);
+        out.push_str(&format!("  {:>4}  {:<14} {:<44} {}\n", i + 1, who, describe(sym, cx, e), location(sym, e)));
+    }
+    if let Some((t, pc, addr)) = cx.fault {
+        out.push_str(&format!(
+            "  at the end: {} at {} (data address {addr:#x})\n",
+            thread_label(sym, &cx.threads, t),
+            sym.code(pc)
+        ));
+    }
+    for th in &cx.threads {
+        if let Some(p) = &th.pending {
+            let e = Event::from_pending(th.id, p);
+            out.push_str(&format!(
+                "  waiting: {:<14} {:<44} {}\n",
+                thread_label(sym, &cx.threads, th.id),
+                describe(sym, cx, &e),
+                location(sym, &e)
+            ));
+        }
+    }
+    out
+}
+
+pub fn verdict(outcome: &Outcome) -> &'static str {
+    if outcome.error.is_some() {
+        "error"
+    } else if outcome.stats.bounded > 0 {
+        "bounded"
+    } else {
+        "ok"
+    }
+}
+
+fn event_json(sym: &Symbolizer, cx: &Counterexample, i: usize, e: &Event) -> Value {
+    let mut o = json!({
+        "index": i + 1,
+        "thread": e.thread.to_string(),
+        "thread_name": thread_label(sym, &cx.threads, e.thread),
+        "op": e.op.kind_name(),
+        "text": describe(sym, cx, e),
+        "pc": format!("{:#x}", e.pc),
+    });
+    if let Some(f) = sym.function(e.pc) {
+        o["function"] = json!(f);
+    }
+    if let Some(l) = sym.line(e.pc) {
+        o["line"] = json!(l);
+    }
+    if let Some((addr, size)) = e.op.data() {
+        o["addr"] = json!(format!("{:#x}", addr.0));
+        o["size"] = json!(size);
+        if let Some(s) = sym.symbol(addr.0) {
+            o["symbol"] = json!(s);
+        }
+        if let Some(v) = e.value_read {
+            o["read"] = json!(v);
+        }
+        if let Some(v) = e.value_written {
+            o["written"] = json!(v);
+        }
+    }
+    o
+}
+
+pub fn json(sym: &Symbolizer, model: &str, outcome: &Outcome, elapsed_s: f64) -> Value {
+    let s = &outcome.stats;
+    let mut o = json!({
+        "schema": JSON_SCHEMA,
+        "verdict": verdict(outcome),
+        "model": model,
+        "program": sym.program.path.display().to_string(),
+        "executions": s.executions,
+        "blocked": s.blocked,
+        "bounded": s.bounded,
+        "events": s.events,
+        "elapsed_s": (elapsed_s * 1e6).round() / 1e6,
+    });
+    if let Some(cx) = &outcome.error {
+        let mut err = json!({
+            "kind": cx.kind.name(),
+            "message": cx.message,
+            "trace": cx.trace.iter().enumerate().map(|(i, e)| event_json(sym, cx, i, e)).collect::<Vec<_>>(),
+        });
+        if let Some((t, pc, addr)) = cx.fault {
+            err["thread"] = json!(t.to_string());
+            err["pc"] = json!(format!("{pc:#x}"));
+            err["location"] = json!(sym.code(pc));
+            err["fault_addr"] = json!(format!("{addr:#x}"));
+        }
+        if let Some(sig) = cx.signal {
+            err["signal"] = json!(sig);
+        }
+        o["error"] = err;
+    }
+    o
+}
+
+/// The closing lines of a text report.
+pub fn summary_text(model: &str, outcome: &Outcome, elapsed_s: f64) -> String {
+    let s = &outcome.stats;
+    let mut out = format!(
+        "executions: {}  blocked: {}  cut at the step bound: {}  time: {:.2}s  model: {}\n",
+        s.executions, s.blocked, s.bounded, elapsed_s, model
+    );
+    out.push_str(&match (&outcome.error, s.bounded) {
+        (Some(cx), _) => format!("verdict: ERROR ({}): {}\n", cx.kind.name(), cx.message),
+        (None, 0) => format!("verdict: OK: no assertion failure, crash, deadlock or hang is reachable under {model}\n"),
+        (None, n) => format!(
+            "verdict: BOUNDED: no error found, but {n} execution(s) were cut at the step bound \
+             (often a spin loop that is not a plain await loop; see --max-steps)\n"
+        ),
+    });
+    out
+}

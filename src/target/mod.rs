@@ -1,0 +1,380 @@
+//! Process control for native x86-64 programs: starts the program with the runtime preloaded,
+//! completes the start-up handshake, and drives executions through the fork server.
+//!
+//! Architecture invariant: this is the only module that starts, signals or waits for
+//! processes of the program under test. Every process it starts is in one process group
+//! that dies with the checker (PR_SET_PDEATHSIG) and is killed by PID when it is dropped.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::time::{Duration, Instant};
+
+use crate::channel::{self, err, futex_wait, futex_wake, init, slot_state, Channel, MAX_THREADS};
+use crate::engine::{
+    Ended, ExecError, Executed, Executor, ProcessEnd, RuntimeError, RuntimeErrorKind, SlotState, SlotView, Snapshot,
+};
+use crate::instrument::Plan;
+
+/// The runtime, built by build.rs and carried inside the checker.
+static RUNTIME_IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_rt.so"));
+/// The SV-COMP stub library (see runtime/smc_verifier.h).
+pub static VERIFIER_STUB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_verifier.so"));
+pub static VERIFIER_HEADER: &str = include_str!("../../runtime/smc_verifier.h");
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Ask every wait of this module to give up (from a SIGINT/SIGTERM handler).
+pub fn interrupt() {
+    INTERRUPTED.store(true, SeqCst);
+}
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(SeqCst)
+}
+
+pub struct Options {
+    pub args: Vec<std::ffi::OsString>,
+    /// Wall-clock limit of one execution.
+    pub exec_timeout: Duration,
+    pub fences_visible: bool,
+}
+
+pub struct NativeTarget {
+    ch: Channel,
+    server: Child,
+    _runtime: File,
+    plan: Plan,
+    timeout: Duration,
+    exec_start: Instant,
+    in_exec: bool,
+    pub load_bias: u64,
+    pub tramp: u64,
+}
+
+/// Everything the startup can fail with is a message for the user.
+pub type StartError = String;
+
+fn runtime_memfd() -> std::io::Result<File> {
+    // SAFETY: plain syscall; the fd is owned by the File. No CLOEXEC: the program inherits it
+    // and the dynamic loader opens it through /proc/self/fd.
+    let fd = unsafe { libc::memfd_create(c"smc-runtime".as_ptr(), 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh owned descriptor.
+    let mut f = unsafe { File::from_raw_fd(fd) };
+    f.write_all(RUNTIME_IMAGE)?;
+    Ok(f)
+}
+
+impl NativeTarget {
+    pub fn start(path: &Path, plan: Plan, opts: &Options) -> Result<NativeTarget, StartError> {
+        let flags = if opts.fences_visible { channel::FLAG_FENCES_VISIBLE } else { 0 };
+        let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags)
+            .map_err(|e| format!("cannot create the shared channel: {e}"))?;
+        let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
+        let mut cmd = Command::new(path);
+        cmd.args(&opts.args)
+            .env("LD_PRELOAD", format!("/proc/self/fd/{}", runtime.as_raw_fd()))
+            .env("SMC_CHANNEL_FD", ch.fd().to_string())
+            .env("LD_BIND_NOW", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                libc::setpgid(0, 0);
+                Ok(())
+            });
+        }
+        let server = cmd.spawn().map_err(|e| format!("{}: cannot start: {e}", path.display()))?;
+        let mut t = NativeTarget {
+            ch,
+            server,
+            _runtime: runtime,
+            plan,
+            timeout: opts.exec_timeout,
+            exec_start: Instant::now(),
+            in_exec: false,
+            load_bias: 0,
+            tramp: 0,
+        };
+        t.handshake()?;
+        Ok(t)
+    }
+
+    fn wait_init(&mut self, want: u32) -> Result<(), StartError> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let seq = self.ch.sup_futex().load(SeqCst);
+            match self.ch.init_state().load(SeqCst) {
+                s if s == want => return Ok(()),
+                init::FAILED => return Err(format!("the runtime could not start: {}", self.ch.err_msg())),
+                _ => {}
+            }
+            if let Ok(Some(st)) = self.server.try_wait() {
+                let h = self.ch.header();
+                let at = if self.ch.err_kind().load(SeqCst) == err::SIGNAL {
+                    format!(" at {:#x} (data address {:#x})", h.err_pc, h.err_addr)
+                } else {
+                    String::new()
+                };
+                return Err(format!("the program ended before reaching main ({st}{at})"));
+            }
+            if interrupted() {
+                return Err("interrupted".to_string());
+            }
+            if Instant::now() > deadline {
+                return Err("the program did not reach main within 30 s".to_string());
+            }
+            futex_wait(self.ch.sup_futex(), seq, Duration::from_millis(20));
+        }
+    }
+
+    fn handshake(&mut self) -> Result<(), StartError> {
+        self.wait_init(init::MAPPED)?;
+        self.load_bias = self.ch.header().load_bias;
+        self.tramp = self.ch.header().tramp_addr;
+        let tramp = self.tramp;
+        self.plan.write_copies(self.load_bias, tramp, self.ch.code_area())?;
+        self.ch.init_state().store(init::CODE, SeqCst);
+        futex_wake(self.ch.init_state());
+        self.wait_init(init::READY)
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Map a pc inside a relocated copy back to the program's instruction.
+    fn original_pc(&self, pc: u64) -> u64 {
+        let end = self.tramp + self.plan.code_size() as u64;
+        if self.tramp != 0 && pc >= self.tramp && pc < end {
+            if let Some(s) = self.plan.site_of_copy(self.tramp, pc) {
+                return s.site.offset + self.load_bias;
+            }
+        }
+        pc
+    }
+
+    fn nthreads(&self) -> Result<usize, ExecError> {
+        let n = self.ch.nthreads().load(SeqCst) as usize;
+        if n == 0 || n > MAX_THREADS {
+            return Err(corrupted("thread count"));
+        }
+        Ok(n)
+    }
+
+    fn snapshot(&self, done: bool) -> Result<Snapshot, ExecError> {
+        let n = self.nthreads()?;
+        let mut slots = Vec::with_capacity(n);
+        for i in 0..n {
+            let s = self.ch.slot(i);
+            let state = match self.ch.slot_state(i).load(SeqCst) {
+                slot_state::STOPPED => SlotState::Stopped(self.ch.pending(i).ok_or_else(|| corrupted("pending event"))?),
+                slot_state::EXITED => SlotState::Exited,
+                // the process is gone; a thread that was running has ended with it
+                slot_state::RUNNING if done => SlotState::Exited,
+                _ => return Err(corrupted("thread state")),
+            };
+            let f = s.prev_flags;
+            let prev = (f & channel::PREV_VALID != 0).then(|| Executed {
+                wrote: f & channel::PREV_WROTE != 0,
+                read: (f & channel::PREV_READ != 0).then_some(s.prev_read),
+                written: (f & channel::PREV_WROTE != 0).then_some(s.prev_written),
+            });
+            let parent = if i == 0 { 0 } else { s.parent };
+            if parent as usize >= n {
+                return Err(corrupted("thread parent"));
+            }
+            slots.push(SlotView { parent, state, prev });
+        }
+        let ended = if done { Some(self.ended(n)?) } else { None };
+        Ok(Snapshot { slots, ended })
+    }
+
+    fn ended(&self, n: usize) -> Result<Ended, ExecError> {
+        let st = self.ch.wait_status();
+        let how = if libc::WIFSIGNALED(st) {
+            ProcessEnd::Signaled(libc::WTERMSIG(st))
+        } else {
+            ProcessEnd::Exited(libc::WEXITSTATUS(st))
+        };
+        let h = self.ch.header();
+        let slot = (h.err_slot as usize) < n;
+        let pc = self.original_pc(h.err_pc);
+        let error = |kind| RuntimeError {
+            kind,
+            pc,
+            addr: h.err_addr,
+            message: self.ch.err_msg(),
+            slot: slot.then_some(h.err_slot),
+        };
+        let error = match self.ch.err_kind().load(SeqCst) {
+            err::NONE => None,
+            err::ASSERT => Some(error(RuntimeErrorKind::Assertion)),
+            err::VERIFIER => Some(error(RuntimeErrorKind::Verifier)),
+            err::SIGNAL if (1..65).contains(&h.err_signal) => Some(error(RuntimeErrorKind::Signal(h.err_signal as i32))),
+            err::UNSUPPORTED => {
+                let what = self
+                    .plan
+                    .sites
+                    .iter()
+                    .find(|s| s.site.offset + self.load_bias == pc)
+                    .map(|s| format!(" (`{}`)", s.text))
+                    .unwrap_or_default();
+                return Err(ExecError::Fatal(format!(
+                    "unsupported instruction at {:#x}{what} on shared memory {:#x}: {}",
+                    pc - self.load_bias,
+                    h.err_addr,
+                    "string and gather instructions are not modelled yet"
+                )));
+            }
+            err::RUNTIME => return Err(ExecError::Fatal(format!("runtime failure: {}", self.ch.err_msg()))),
+            _ => return Err(corrupted("error report")),
+        };
+        Ok(Ended { how, error })
+    }
+
+    /// Wait until every thread of the execution waits again, or its process has ended.
+    fn wait(&mut self) -> Result<Snapshot, ExecError> {
+        let mut spins = 0u32;
+        loop {
+            let seq = self.ch.sup_futex().load(SeqCst);
+            if self.ch.exec_done().load(SeqCst) != 0 {
+                self.in_exec = false;
+                return self.snapshot(true);
+            }
+            if self.ch.running().load(SeqCst) == 0 {
+                return self.snapshot(false);
+            }
+            if spins < 2000 {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
+            }
+            if interrupted() {
+                self.kill_execution()?;
+                return Err(ExecError::Interrupted);
+            }
+            if self.exec_start.elapsed() > self.timeout {
+                let slot = (0..self.nthreads()?)
+                    .find(|&i| self.ch.slot_state(i).load(SeqCst) == slot_state::RUNNING)
+                    .unwrap_or(0);
+                self.kill_execution()?;
+                return Err(ExecError::Timeout { slot: slot as u32 });
+            }
+            if let Ok(Some(st)) = self.server.try_wait() {
+                return Err(ExecError::Fatal(format!("the fork server died ({st})")));
+            }
+            futex_wait(self.ch.sup_futex(), seq, Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL the execution's process (a child of our fork server, by its PID) and wait
+    /// until the fork server has reaped it.
+    fn kill_execution(&mut self) -> Result<(), ExecError> {
+        if !self.in_exec {
+            return Ok(());
+        }
+        let pid = self.ch.child_pid();
+        if pid > 1 && pid as u32 != self.server.id() {
+            // SAFETY: plain syscall on a PID the fork server has not reaped yet (exec_done is 0),
+            // so it cannot have been reused.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        self.wait_done(Duration::from_secs(10))
+    }
+
+    fn wait_done(&mut self, limit: Duration) -> Result<(), ExecError> {
+        let deadline = Instant::now() + limit;
+        while self.ch.exec_done().load(SeqCst) == 0 {
+            if Instant::now() > deadline {
+                return Err(ExecError::Fatal("an execution could not be stopped".to_string()));
+            }
+            if let Ok(Some(st)) = self.server.try_wait() {
+                return Err(ExecError::Fatal(format!("the fork server died ({st})")));
+            }
+            let seq = self.ch.sup_futex().load(SeqCst);
+            if self.ch.exec_done().load(SeqCst) != 0 {
+                break;
+            }
+            futex_wait(self.ch.sup_futex(), seq, Duration::from_millis(10));
+        }
+        self.in_exec = false;
+        Ok(())
+    }
+
+    fn resume(&self, slot: usize) {
+        self.ch.running().store(1, SeqCst);
+        self.ch.slot_go(slot).store(1, SeqCst);
+        futex_wake(self.ch.slot_go(slot));
+    }
+}
+
+fn corrupted(what: &str) -> ExecError {
+    ExecError::Fatal(format!("channel corrupted: the program overwrote the checker's {what}"))
+}
+
+impl Executor for NativeTarget {
+    fn begin(&mut self) -> Result<Snapshot, ExecError> {
+        if self.in_exec {
+            self.end()?;
+        }
+        self.ch.reset_execution();
+        self.in_exec = true;
+        self.exec_start = Instant::now();
+        self.ch.fs_cmd().fetch_add(1, SeqCst);
+        futex_wake(self.ch.fs_cmd());
+        self.wait()
+    }
+
+    fn step(&mut self, slot: u32, reply: u64) -> Result<Snapshot, ExecError> {
+        let i = slot as usize;
+        if i >= self.nthreads()? || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED {
+            return Err(ExecError::Fatal(format!("internal: slot {slot} is not waiting")));
+        }
+        self.ch.set_reply(i, reply);
+        self.resume(i);
+        self.wait()
+    }
+
+    fn end(&mut self) -> Result<(), ExecError> {
+        if !self.in_exec {
+            return Ok(());
+        }
+        // Ask the waiting threads to leave; one of them ends the process.
+        self.ch.abort().store(1, SeqCst);
+        for i in 0..self.nthreads().unwrap_or(0) {
+            if self.ch.slot_state(i).load(SeqCst) == slot_state::STOPPED {
+                self.ch.slot_go(i).store(1, SeqCst);
+                futex_wake(self.ch.slot_go(i));
+            }
+        }
+        if self.wait_done(Duration::from_secs(2)).is_err() {
+            self.in_exec = true;
+            self.kill_execution()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for NativeTarget {
+    fn drop(&mut self) {
+        let _ = self.kill_execution();
+        self.ch.fs_quit().store(1, SeqCst);
+        futex_wake(self.ch.fs_cmd());
+        let pgid = self.server.id() as i32;
+        // SAFETY: the fork server leads its own process group (setpgid in pre_exec); every
+        // process in it was started by us.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = self.server.wait();
+    }
+}

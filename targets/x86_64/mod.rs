@@ -1,0 +1,211 @@
+//! x86-64: classify the program's memory instructions with iced-x86 and relocate them into
+//! out-of-line copies with its BlockEncoder.
+
+use iced_x86::{
+    BlockEncoder, BlockEncoderOptions, Code, CodeSize, Decoder as IcedDecoder, DecoderOptions, Formatter, Instruction,
+    InstructionBlock, InstructionInfoFactory, IntelFormatter, Mnemonic, OpAccess, Register, UsedMemory,
+};
+
+use crate::channel::{site_kind, Site, REG_NONE, REG_RIP};
+use crate::decode::{DecodedSite, Decoder};
+use crate::program::CodeSection;
+
+pub struct X86_64;
+
+/// Is this memory operand private to the thread? Stack-pointer-based operands are the thread's
+/// own frame; fs/gs-based ones are thread-local storage.
+fn is_thread_local(m: &UsedMemory) -> bool {
+    matches!(m.segment(), Register::FS | Register::GS)
+        || matches!(m.base(), Register::RSP | Register::ESP | Register::SP)
+        || m.access() == OpAccess::NoMemAccess
+}
+
+fn gpr_number(r: Register) -> Option<(u8, bool)> {
+    if r == Register::None {
+        return Some((REG_NONE, false));
+    }
+    if r.is_gpr64() {
+        return Some((r.number() as u8, false));
+    }
+    if r.is_gpr32() {
+        return Some((r.number() as u8, true));
+    }
+    None
+}
+
+/// Classify one instruction; None when it cannot touch shared memory.
+pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Site> {
+    let mut site = Site {
+        offset: i.ip(),
+        len: i.len() as u8,
+        base: REG_NONE,
+        index: REG_NONE,
+        scale: 1,
+        ..Site::default()
+    };
+    if matches!(i.mnemonic(), Mnemonic::Mfence | Mnemonic::Lfence | Mnemonic::Sfence) {
+        site.kind = site_kind::FENCE;
+        return Some(site);
+    }
+    let used = info.info(i).used_memory().to_vec();
+    let shared: Vec<&UsedMemory> = used.iter().filter(|m| !is_thread_local(m)).collect();
+    let m = match shared.as_slice() {
+        [] => return None,
+        [m] => *m,
+        [m, ..] => {
+            // two shared operands (movs, push [mem] with a non-rsp stack): cannot be one event
+            site.kind = site_kind::UNSUPPORTED;
+            *m
+        }
+    };
+    let (base, b32) = gpr_number(m.base()).unwrap_or((REG_NONE, false));
+    let (index, i32_) = gpr_number(m.index()).unwrap_or((REG_NONE, false));
+    let vector_index = m.index() != Register::None && !m.index().is_gpr();
+    site.base = if m.base() == Register::None { REG_RIP } else { base };
+    site.index = index;
+    site.scale = m.scale() as u8;
+    site.disp = m.displacement() as i64;
+    site.addr32 = (b32 || i32_ || m.address_size() == CodeSize::Code32) as u8;
+    site.size = m.memory_size().size() as u32;
+    if site.kind == site_kind::UNSUPPORTED {
+        return Some(site);
+    }
+    let locked = i.has_lock_prefix() || i.mnemonic() == Mnemonic::Xchg;
+    site.kind = if vector_index || site.size == 0 || site.size > 64 || i.is_string_instruction() {
+        site_kind::UNSUPPORTED
+    } else {
+        match m.access() {
+            OpAccess::Read | OpAccess::CondRead => site_kind::LOAD,
+            OpAccess::Write | OpAccess::CondWrite => site_kind::STORE,
+            OpAccess::ReadWrite | OpAccess::ReadCondWrite if locked => match i.mnemonic() {
+                Mnemonic::Cmpxchg => site_kind::CAS,
+                Mnemonic::Cmpxchg8b | Mnemonic::Cmpxchg16b => site_kind::CAS2,
+                _ => site_kind::ATOMIC,
+            },
+            OpAccess::ReadWrite | OpAccess::ReadCondWrite => site_kind::RMW,
+            _ => return None,
+        }
+    };
+    Some(site)
+}
+
+impl Decoder for X86_64 {
+    fn decode(&self, section: &CodeSection) -> Vec<DecodedSite> {
+        let mut decoder = IcedDecoder::with_ip(64, &section.bytes, section.addr, DecoderOptions::NONE);
+        let mut info = InstructionInfoFactory::new();
+        let mut fmt = IntelFormatter::new();
+        let mut out = Vec::new();
+        let mut instr = Instruction::default();
+        while decoder.can_decode() {
+            decoder.decode_out(&mut instr);
+            if instr.is_invalid() {
+                continue;
+            }
+            let Some(site) = classify(&instr, &mut info) else { continue };
+            let start = (instr.ip() - section.addr) as usize;
+            let bytes = section.bytes[start..start + instr.len()].to_vec();
+            let mut text = String::new();
+            fmt.format(&instr, &mut text);
+            out.push(DecodedSite { site: Site { orig: bytes[0], ..site }, bytes, text });
+        }
+        out
+    }
+
+    fn relocate(&self, site: &DecodedSite, bias: u64, at: u64) -> Result<Vec<u8>, String> {
+        let ip = site.site.offset.wrapping_add(bias);
+        let mut d = IcedDecoder::with_ip(64, &site.bytes, ip, DecoderOptions::NONE);
+        let instr = d.decode();
+        let back = Instruction::with_branch(Code::Jmp_rel32_64, ip + instr.len() as u64).map_err(|e| e.to_string())?;
+        let code = [instr, back];
+        let block = InstructionBlock::new(&code, at);
+        let enc = BlockEncoder::encode(64, block, BlockEncoderOptions::NONE)
+            .map_err(|e| format!("cannot relocate `{}` at {ip:#x}: {e}", site.text))?;
+        if enc.code_buffer.len() > self.copy_stride() {
+            return Err(format!("relocated `{}` at {ip:#x} does not fit its slot", site.text));
+        }
+        Ok(enc.code_buffer)
+    }
+
+    fn copy_stride(&self) -> usize {
+        32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decode one instruction (bytes at 0x1000) and classify it.
+    fn check(bytes: &[u8]) -> Option<Site> {
+        let mut d = IcedDecoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE);
+        let i = d.decode();
+        assert!(!i.is_invalid(), "bytes {bytes:x?} do not decode");
+        classify(&i, &mut InstructionInfoFactory::new())
+    }
+
+    fn kind(bytes: &[u8]) -> Option<u8> {
+        check(bytes).map(|s| s.kind)
+    }
+
+    #[test]
+    fn loads_and_stores() {
+        // mov eax, [rip+0x10]: a load of a global, rip-relative -> absolute address
+        let s = check(&[0x8b, 0x05, 0x10, 0, 0, 0]).unwrap();
+        assert_eq!((s.kind, s.size, s.base, s.disp), (site_kind::LOAD, 4, REG_RIP, 0x1016));
+        // mov dword [rdx], eax
+        let s = check(&[0x89, 0x02]).unwrap();
+        assert_eq!((s.kind, s.size, s.base, s.index), (site_kind::STORE, 4, 2, REG_NONE));
+        // mov qword [rax+rbx*8+0x20], rcx
+        let s = check(&[0x48, 0x89, 0x4c, 0xd8, 0x20]).unwrap();
+        assert_eq!((s.base, s.index, s.scale, s.disp, s.size), (0, 3, 8, 0x20, 8));
+        // movzx eax, byte [rdi]
+        assert_eq!(check(&[0x0f, 0xb6, 0x07]).map(|s| (s.kind, s.size)), Some((site_kind::LOAD, 1)));
+        // movdqu xmm0, [rsi] (SSE 16 bytes)
+        assert_eq!(check(&[0xf3, 0x0f, 0x6f, 0x06]).map(|s| (s.kind, s.size)), Some((site_kind::LOAD, 16)));
+        // cmp dword [rip+0], 0: a load
+        assert_eq!(kind(&[0x83, 0x3d, 0, 0, 0, 0, 0]), Some(site_kind::LOAD));
+    }
+
+    #[test]
+    fn thread_local_operands_are_not_sites() {
+        assert_eq!(kind(&[0x89, 0x44, 0x24, 0x08]), None); // mov [rsp+8], eax
+        assert_eq!(kind(&[0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0]), None); // mov rax, fs:[0x28]
+        assert_eq!(kind(&[0x50]), None); // push rax
+        assert_eq!(kind(&[0xc3]), None); // ret
+        assert_eq!(kind(&[0x48, 0x8d, 0x05, 0, 0, 0, 0]), None); // lea rax, [rip]
+        assert_eq!(kind(&[0x0f, 0x1f, 0x44, 0, 0]), None); // nop dword [rax+rax]
+        assert_eq!(kind(&[0x01, 0xc8]), None); // add eax, ecx
+    }
+
+    #[test]
+    fn read_modify_writes() {
+        assert_eq!(kind(&[0x83, 0x05, 0, 0, 0, 0, 0x01]), Some(site_kind::RMW)); // add dword [rip], 1
+        assert_eq!(kind(&[0xf0, 0x83, 0x05, 0, 0, 0, 0, 0x01]), Some(site_kind::ATOMIC)); // lock add
+        assert_eq!(kind(&[0x87, 0x07]), Some(site_kind::ATOMIC)); // xchg [rdi], eax (implicitly locked)
+        assert_eq!(kind(&[0xf0, 0x0f, 0xb1, 0x17]), Some(site_kind::CAS)); // lock cmpxchg [rdi], edx
+        assert_eq!(kind(&[0xf0, 0x48, 0x0f, 0xc7, 0x0f]), Some(site_kind::CAS2)); // lock cmpxchg16b [rdi]
+        assert_eq!(kind(&[0xf0, 0x0f, 0xc1, 0x07]), Some(site_kind::ATOMIC)); // lock xadd [rdi], eax
+        assert_eq!(kind(&[0x0f, 0xae, 0xf0]), Some(site_kind::FENCE)); // mfence
+    }
+
+    #[test]
+    fn string_and_gather_forms_are_flagged() {
+        assert_eq!(kind(&[0xf3, 0x48, 0xab]), Some(site_kind::UNSUPPORTED)); // rep stosq
+        assert_eq!(kind(&[0xa4]), Some(site_kind::UNSUPPORTED)); // movsb: two operands
+    }
+
+    #[test]
+    fn relocated_copy_reaches_rip_relative_operand_and_returns() {
+        let bytes = vec![0x8b, 0x05, 0x10, 0, 0, 0]; // mov eax, [rip+0x10] at 0x1000
+        let ds = DecodedSite { site: check(&bytes).unwrap(), bytes, text: String::new() };
+        // loaded at bias 0x5000_0000: the copy addresses the global as loaded
+        let code = X86_64.relocate(&ds, 0x5000_0000, 0x5100_0000).unwrap();
+        let mut d = IcedDecoder::with_ip(64, &code, 0x5100_0000, DecoderOptions::NONE);
+        let a = d.decode();
+        assert_eq!(a.mnemonic(), Mnemonic::Mov);
+        assert_eq!(a.memory_displacement64(), 0x5000_1016, "still addresses the same global");
+        let b = d.decode();
+        assert_eq!(b.mnemonic(), Mnemonic::Jmp);
+        assert_eq!(b.near_branch_target(), 0x5000_1006, "jumps back after the original");
+    }
+}
