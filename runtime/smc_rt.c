@@ -159,7 +159,9 @@ static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t si
     return LOAD(&s->reply);
 }
 
-#define CALLER_PC ((uint64_t)(uintptr_t)__builtin_return_address(0))
+/* The call instruction that called us (a return address minus one points into it, so that
+ * function+offset and file:line name the call, not the statement after it). */
+#define CALLER_PC ((uint64_t)(uintptr_t)__builtin_return_address(0) - 1)
 
 /* ---- the trap path ---- */
 
@@ -502,7 +504,7 @@ static int slot_of(pthread_t t) {
 
 static void thread_finish(void *ret) {
     (void)ret;
-    smc_stop(SMC_OP_THREAD_EXIT, 0, 0, 0, 0, CALLER_PC, 0, 0);
+    smc_stop(SMC_OP_THREAD_EXIT, 0, 0, 0, 0, 0, 0, 0);
     struct smc_slot *s = &ch->slots[t_slot];
     publish_prev(s);
     t_slot = -1;

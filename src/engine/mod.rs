@@ -6,6 +6,8 @@
 //! program only through [`Executor`] and the memory model only through [`Model`].
 
 mod dpor;
+#[cfg(test)]
+mod mock;
 pub mod sync;
 
 use crate::event::{Event, Pending, ThreadId};

@@ -62,7 +62,11 @@ fn thread_label(sym: &Symbolizer, threads: &[ThreadInfo], t: ThreadId) -> String
 }
 
 fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
-    let v = |x: Option<u64>| x.map_or("?".to_string(), |v| v.to_string());
+    let v = |x: Option<u64>| match x {
+        None => "?".to_string(),
+        Some(v) if v < 0x10000 => v.to_string(),
+        Some(v) => format!("{v:#x}"),
+    };
     let sym_of = |a: crate::event::TargetAddr| format!("&{}", sym.data(a.0));
     match e.op {
         Op::Load { addr, size } | Op::RmwLoad { addr, size } => {

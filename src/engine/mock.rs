@@ -1,0 +1,139 @@
+//! A test double for [`Executor`]: threads given as lists of operations, run in-process, so
+//! the engine can be tested on abstract traces without any process.
+
+use std::collections::HashMap;
+
+use super::{Ended, ExecError, Executed, Executor, ProcessEnd, RuntimeError, RuntimeErrorKind, SlotState, SlotView, Snapshot};
+use crate::event::{Op, Pending, TargetAddr};
+
+/// A checked condition over final memory: an "assertion" that fails when it returns false.
+pub type Check = fn(&HashMap<u64, u64>) -> bool;
+
+/// Main (thread 0) spawns one thread per script, joins them all, then checks and exits.
+pub struct Mock {
+    scripts: Vec<Vec<(Op, u64)>>,
+    check: Option<Check>,
+    mem: HashMap<u64, u64>,
+    /// Per slot: script index (main = None), position in its op list.
+    slots: Vec<(Option<usize>, usize, u32)>,
+    prev: Vec<Option<Executed>>,
+    main_pos: usize,
+    pub executions: u32,
+}
+
+pub fn load(a: u64) -> (Op, u64) {
+    (Op::Load { addr: TargetAddr(a), size: 4 }, 0)
+}
+pub fn store(a: u64, v: u64) -> (Op, u64) {
+    (Op::Store { addr: TargetAddr(a), size: 4 }, v)
+}
+pub fn lock(m: u64) -> (Op, u64) {
+    (Op::MutexLock { obj: TargetAddr(m) }, 0)
+}
+pub fn unlock(m: u64) -> (Op, u64) {
+    (Op::MutexUnlock { obj: TargetAddr(m) }, 0)
+}
+
+impl Mock {
+    pub fn new(scripts: Vec<Vec<(Op, u64)>>, check: Option<Check>) -> Mock {
+        Mock { scripts, check, mem: HashMap::new(), slots: Vec::new(), prev: Vec::new(), main_pos: 0, executions: 0 }
+    }
+
+    /// Main's program: spawn each thread, join each, exit.
+    fn main_op(&self) -> Op {
+        let n = self.scripts.len();
+        match self.main_pos {
+            p if p < n => Op::Spawn,
+            p if p < 2 * n => Op::Join { slot: (p - n + 1) as u32 },
+            _ => Op::ProcessExit { status: 0 },
+        }
+    }
+
+    fn op_of(&self, slot: usize) -> Option<Op> {
+        let (script, pos, _) = self.slots[slot];
+        match script {
+            None => Some(self.main_op()),
+            Some(s) => {
+                let ops = &self.scripts[s];
+                match pos {
+                    0 => Some(Op::ThreadStart),
+                    p if p <= ops.len() => Some(ops[p - 1].0),
+                    p if p == ops.len() + 1 => Some(Op::ThreadExit),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    fn snapshot(&self, ended: Option<Ended>) -> Snapshot {
+        let slots = (0..self.slots.len())
+            .map(|i| SlotView {
+                parent: self.slots[i].2,
+                state: match self.op_of(i) {
+                    Some(op) => SlotState::Stopped(Pending { op, pc: 0x1000 + i as u64, hash: 0, site: 0 }),
+                    None => SlotState::Exited,
+                },
+                prev: self.prev[i],
+            })
+            .collect();
+        Snapshot { slots, ended }
+    }
+}
+
+impl Executor for Mock {
+    fn begin(&mut self) -> Result<Snapshot, ExecError> {
+        self.executions += 1;
+        self.mem.clear();
+        self.slots = vec![(None, 0, 0)];
+        self.prev = vec![None];
+        self.main_pos = 0;
+        Ok(self.snapshot(None))
+    }
+
+    fn step(&mut self, slot: u32, _reply: u64) -> Result<Snapshot, ExecError> {
+        let i = slot as usize;
+        let op = self.op_of(i).expect("stepped an exited slot");
+        let value = match self.slots[i].0 {
+            Some(s) if self.slots[i].1 >= 1 && self.slots[i].1 <= self.scripts[s].len() => self.scripts[s][self.slots[i].1 - 1].1,
+            _ => 0,
+        };
+        self.prev[i] = None;
+        match op {
+            Op::Load { addr, .. } => {
+                let v = self.mem.get(&addr.0).copied().unwrap_or(0);
+                self.prev[i] = Some(Executed { wrote: false, read: Some(v), written: None });
+            }
+            Op::Store { addr, .. } => {
+                self.mem.insert(addr.0, value);
+                self.prev[i] = Some(Executed { wrote: true, read: None, written: Some(value) });
+            }
+            Op::Spawn => {
+                let script = self.main_pos;
+                self.slots.push((Some(script), 0, slot));
+                self.prev.push(None);
+            }
+            Op::ProcessExit { .. } => {
+                let ok = self.check.is_none_or(|c| c(&self.mem));
+                let error = (!ok).then(|| RuntimeError {
+                    kind: RuntimeErrorKind::Assertion,
+                    pc: 0,
+                    addr: 0,
+                    message: "check failed".into(),
+                    slot: Some(0),
+                });
+                return Ok(self.snapshot(Some(Ended { how: ProcessEnd::Exited(0), error })));
+            }
+            _ => {}
+        }
+        if self.slots[i].0.is_none() {
+            self.main_pos += 1;
+        } else {
+            self.slots[i].1 += 1;
+        }
+        Ok(self.snapshot(None))
+    }
+
+    fn end(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+}
