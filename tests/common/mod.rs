@@ -1,0 +1,103 @@
+//! Shared helpers of the integration tests: build C programs at test time, run the checker,
+//! read its JSON.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+pub fn checker() -> &'static str {
+    env!("CARGO_BIN_EXE_smc-run")
+}
+
+pub fn source(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(name)
+}
+
+/// A scratch directory for one test, removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("smc-run-test-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The compilers and flag sets every program is checked under: gcc at -O0 and -O2, and clang
+/// at both when it is installed.
+pub fn builds() -> Vec<(&'static str, &'static str)> {
+    let mut v = vec![("gcc", "-O0"), ("gcc", "-O2")];
+    if Command::new("clang").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        v.push(("clang", "-O0"));
+        v.push(("clang", "-O2"));
+    }
+    v
+}
+
+pub fn compile(scratch: &Scratch, src: &Path, cc: &str, flags: &[&str]) -> PathBuf {
+    let stem = src.file_stem().unwrap().to_string_lossy();
+    let out = scratch.0.join(format!("{stem}-{cc}{}", flags.join("")));
+    let status = Command::new(cc)
+        .args(flags)
+        .args(["-g", "-pthread"])
+        .arg(src)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
+    assert!(status.success(), "{cc} {flags:?} {} failed", src.display());
+    out
+}
+
+/// What one run of the checker said.
+pub struct Run {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub json: Option<Value>,
+    pub command: String,
+}
+
+impl Run {
+    pub fn verdict(&self) -> &str {
+        self.json.as_ref().and_then(|j| j["verdict"].as_str()).unwrap_or("<no json>")
+    }
+    pub fn executions(&self) -> u64 {
+        self.json.as_ref().and_then(|j| j["executions"].as_u64()).unwrap_or(u64::MAX)
+    }
+    pub fn error_kind(&self) -> Option<&str> {
+        self.json.as_ref().and_then(|j| j["error"]["kind"].as_str())
+    }
+}
+
+pub fn run(args: &[&str]) -> Run {
+    let out = Command::new(checker()).args(args).output().expect("cannot run smc-run");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json = stdout.lines().last().and_then(|l| serde_json::from_str(l).ok());
+    Run {
+        status: out.status.code().unwrap_or(-1),
+        stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        json,
+        command: format!("{} {}", checker(), args.join(" ")),
+    }
+}
+
+/// Check `binary` under `model` with --json.
+pub fn check(binary: &Path, model: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["--json", "--model", model];
+    args.extend_from_slice(extra);
+    let b = binary.to_str().unwrap();
+    args.push(b);
+    run(&args)
+}
