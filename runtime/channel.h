@@ -90,6 +90,9 @@ struct smc_site {
     uint8_t addr32;    /* 1 when the address size is 32 bits */
     uint8_t orig;      /* first byte of the instruction, checked before patching */
     uint8_t pad;
+    uint16_t dead_regs; /* registers the instruction overwrites without reading (bit n = reg n) */
+    uint16_t pad2;
+    uint32_t pad3;
 };
 
 /* Per-thread slot; 128 bytes. */

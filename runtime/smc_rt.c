@@ -185,11 +185,12 @@ static uint64_t effective_address(const struct smc_site *st, const ucontext_t *u
 }
 
 /* Hash of the thread-local state at a load: registers and the stack near the stack pointer
- * (including the red zone). Two equal hashes at the same pc, with no write in between,
- * mean the thread is going round an await loop. */
-static uint64_t state_hash(const ucontext_t *uc) {
+ * (including the red zone), leaving out the registers the load overwrites unread. Two equal
+ * hashes at the same pc, with no write in between, mean the thread is going round an await loop. */
+static uint64_t state_hash(const ucontext_t *uc, uint16_t dead) {
     uint64_t h = 1469598103934665603ULL;
-    for (int i = 0; i < SMC_NGPR; i++) h = (h ^ smc_reg(uc, i)) * 1099511628211ULL;
+    for (int i = 0; i < SMC_NGPR; i++)
+        if (!(dead >> i & 1)) h = (h ^ smc_reg(uc, i)) * 1099511628211ULL;
     uint64_t sp = smc_sp(uc);
     uint64_t lo = sp - SMC_RED_ZONE, hi = sp + 256;
     if (lo < t_stack_lo) lo = t_stack_lo;
@@ -243,7 +244,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
     t_trap_pc = pc;
     switch (st->kind) {
     case SMC_SITE_LOAD:
-        smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, state_hash(uc), site_no);
+        smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, state_hash(uc, st->dead_regs), site_no);
         note_executed(ea, size, 1, 0);
         break;
     case SMC_SITE_STORE:
@@ -254,7 +255,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
         /* Two events; the store half writes back what the load half saw, so a write by
          * another thread in between is lost as it would be on hardware. */
         uint64_t n = size < sizeof t_rmw_buf ? size : sizeof t_rmw_buf;
-        smc_stop(SMC_OP_RMW_LOAD, ea, 0, size, 0, pc, state_hash(uc), site_no);
+        smc_stop(SMC_OP_RMW_LOAD, ea, 0, size, 0, pc, state_hash(uc, st->dead_regs), site_no);
         note_executed(ea, size, 1, 0);
         if (ea >= 4096) memcpy(t_rmw_buf, (const void *)ea, n);
         smc_stop(SMC_OP_RMW_STORE, ea, 0, size, 0, pc, 0, site_no);
@@ -268,7 +269,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
         break;
     case SMC_SITE_CAS:
     case SMC_SITE_CAS2:
-        smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, state_hash(uc), site_no);
+        smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, state_hash(uc, st->dead_regs), site_no);
         note_executed(ea, size, 1, cas_would_write(st, ea, uc));
         break;
     default: {

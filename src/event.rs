@@ -30,6 +30,9 @@ impl fmt::Display for TargetAddr {
     }
 }
 
+/// The object `__VERIFIER_atomic_begin/end` synchronise on (no real memory is there).
+pub const ATOMIC_SECTION: TargetAddr = TargetAddr(u64::MAX - 63);
+
 /// A visible operation, as announced by a thread before it runs it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Op {
@@ -115,8 +118,8 @@ impl Op {
                 f.push(Access::new(mutex, 1, true));
             }
             CondSignal { cond } | CondBroadcast { cond } => f.push(Access::new(cond, 1, true)),
-            Fence | ThreadStart | ThreadExit | Spawn | Join { .. } | ProcessExit { .. } | Yield
-            | Assume { .. } | AtomicBegin | AtomicEnd => {}
+            AtomicBegin | AtomicEnd => f.push(Access::new(ATOMIC_SECTION, 1, true)),
+            Fence | ThreadStart | ThreadExit | Spawn | Join { .. } | ProcessExit { .. } | Yield | Assume { .. } => {}
         }
         f
     }

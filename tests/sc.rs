@@ -20,6 +20,12 @@ const CASES: &[(&str, &str, Option<&str>, Option<u64>)] = &[
     ("null_publication.c", "error", Some("crash"), None),
     // spin loops terminate through await detection: no execution is cut
     ("peterson.c", "ok", None, None),
+    // the consumer's and the producer's critical sections in either order
+    ("condvar.c", "ok", None, Some(2)),
+    // the signal before the wait is lost: the waiter blocks forever
+    ("condvar_lost_signal.c", "error", Some("deadlock"), None),
+    ("sync_objects.c", "ok", None, None),
+    ("yield_spin.c", "ok", None, None),
 ];
 
 fn check_case(name: &str, verdict: &str, kind: Option<&str>, executions: Option<u64>) {
@@ -56,6 +62,26 @@ cases! {
     lock_order_deadlock => 5;
     null_publication_crash => 6;
     peterson_spin_loops => 7;
+    condition_variable => 8;
+    lost_signal_deadlock => 9;
+    barrier_semaphore_rwlock_spinlock_trylock => 10;
+    sched_yield_spin => 11;
+}
+
+#[test]
+fn sv_comp_conventions() {
+    // atomic sections: the two sections in either order, and no error
+    let r = check(&source("svcomp.c"), "sc", &[]);
+    assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{}{}", r.stdout, r.stderr);
+    // the same program without them: the check-then-act races
+    let scratch = Scratch::new("svcomp");
+    let racy = scratch.0.join("svcomp_racy.c");
+    let text = std::fs::read_to_string(source("svcomp.c")).unwrap();
+    std::fs::write(&racy, text.replace("__VERIFIER_atomic_begin();", "").replace("__VERIFIER_atomic_end();", "")).unwrap();
+    let r = check(&racy, "sc", &[]);
+    assert_eq!(r.error_kind(), Some("assertion"), "{}{}", r.stdout, r.stderr);
+    let msg = r.json.as_ref().unwrap()["error"]["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("__VERIFIER_error"), "{msg}");
 }
 
 #[test]

@@ -110,6 +110,9 @@ pub struct Site {
     pub addr32: u8,
     pub orig: u8,
     pub pad: u8,
+    pub dead_regs: u16,
+    pub pad2: u16,
+    pub pad3: u32,
 }
 
 #[repr(C)]

@@ -85,6 +85,8 @@ struct TraceEvent {
     clock: Clock,
     /// 1-based index among its thread's events.
     seq: u32,
+    /// Position of the `__VERIFIER_atomic_begin` whose section holds this event.
+    section: Option<usize>,
 }
 
 #[derive(Default, Clone)]
@@ -102,6 +104,8 @@ struct ThreadRun {
     /// Loads since the thread's last effect: (pc, state hash, address, size).
     window: Vec<(u64, u64, u64, u32)>,
     assume_blocked: bool,
+    /// Position of its open `__VERIFIER_atomic_begin`.
+    atomic_begin: Option<usize>,
 }
 
 #[derive(Default)]
@@ -416,7 +420,8 @@ impl Explorer<'_> {
                             races.push(acq);
                         }
                     }
-                    _ => races.push(c),
+                    // an event inside an atomic section moves with the whole section
+                    _ => races.push(run.trace[c].section.unwrap_or(c)),
                 }
             }
         }
@@ -425,7 +430,11 @@ impl Explorer<'_> {
         }
         clock.set(t, seq);
         let pos = run.trace.len();
-        run.trace.push(TraceEvent { ev, clock, seq });
+        let section = match ev.op {
+            Op::AtomicBegin => Some(pos),
+            _ => run.threads[t.index()].atomic_begin,
+        };
+        run.trace.push(TraceEvent { ev, clock, seq, section });
         for e in races {
             self.reverse(&*run, e, pos);
         }
@@ -481,6 +490,8 @@ impl Explorer<'_> {
                 th.exit_event = Some(pos);
             }
             Op::ProcessExit { .. } => run.process_exit = Some(pos),
+            Op::AtomicBegin => run.thread(t).atomic_begin = Some(pos),
+            Op::AtomicEnd => run.thread(t).atomic_begin = None,
             Op::Assume { cond: false } => run.thread(t).assume_blocked = true,
             _ => {}
         }

@@ -67,6 +67,7 @@ impl SyncState {
             }
             SemWait { obj, try_only } => try_only || self.sems.get(&obj).copied().unwrap_or(0) > 0,
             Assume { cond } => cond,
+            AtomicBegin => self.atomic_owner.is_none_or(|o| o == t),
             _ => true,
         }
     }

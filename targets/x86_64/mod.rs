@@ -47,7 +47,25 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
         site.kind = site_kind::FENCE;
         return Some(site);
     }
-    let used = info.info(i).used_memory().to_vec();
+    let used_info = info.info(i);
+    let used = used_info.used_memory().to_vec();
+    // Registers written whole (64-bit, or 32-bit, which zero-extends) and never read: their old
+    // value is dead, so await detection must not tell two states apart by it.
+    let mut dead: u16 = 0;
+    let mut read: u16 = 0;
+    for r in used_info.used_registers() {
+        let reg = r.register();
+        if !reg.is_gpr64() && !reg.is_gpr32() && !reg.is_gpr16() && !reg.is_gpr8() {
+            continue;
+        }
+        let bit = 1u16 << reg.full_register().number();
+        match r.access() {
+            OpAccess::Write if reg.is_gpr64() || reg.is_gpr32() => dead |= bit,
+            OpAccess::Write | OpAccess::CondWrite => {}
+            _ => read |= bit,
+        }
+    }
+    site.dead_regs = dead & !read;
     let shared: Vec<&UsedMemory> = used.iter().filter(|m| !is_thread_local(m)).collect();
     let m = match shared.as_slice() {
         [] => return None,
@@ -164,6 +182,14 @@ mod tests {
         assert_eq!(check(&[0xf3, 0x0f, 0x6f, 0x06]).map(|s| (s.kind, s.size)), Some((site_kind::LOAD, 16)));
         // cmp dword [rip+0], 0: a load
         assert_eq!(kind(&[0x83, 0x3d, 0, 0, 0, 0, 0]), Some(site_kind::LOAD));
+    }
+
+    #[test]
+    fn overwritten_registers_are_dead_for_await_detection() {
+        assert_eq!(check(&[0x8b, 0x05, 0, 0, 0, 0]).unwrap().dead_regs, 1); // mov eax, [rip]: rax
+        assert_eq!(check(&[0x03, 0x07]).unwrap().dead_regs, 0); // add eax, [rdi]: rax is read
+        assert_eq!(check(&[0x8a, 0x07]).unwrap().dead_regs, 0); // mov al, [rdi]: upper bytes live
+        assert_eq!(check(&[0x4c, 0x8b, 0x07]).unwrap().dead_regs, 1 << 8); // mov r8, [rdi]
     }
 
     #[test]
