@@ -6,7 +6,12 @@ use std::process::Command;
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap();
-    for f in ["runtime/smc_rt.c", "runtime/channel.h", "runtime/smc_verifier.h", "runtime/smc_verifier.c"] {
+    for f in [
+        "runtime/smc_rt.c",
+        "runtime/channel.h",
+        "runtime/smc_verifier.h",
+        "runtime/smc_verifier.c",
+    ] {
         println!("cargo:rerun-if-changed={f}");
     }
     println!("cargo:rerun-if-changed=targets/{arch}/arch.h");
@@ -22,15 +27,38 @@ fn main() {
     let rt = out.join("libsmc_rt.so");
     run(
         &[
-            "-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
-            "-fvisibility=hidden", "-ftls-model=initial-exec", "-fno-stack-protector",
-            "-Iruntime", &arch_dir, "-o", rt.to_str().unwrap(), "runtime/smc_rt.c", "-ldl", "-lpthread",
+            "-shared",
+            "-fPIC",
+            "-O2",
+            "-g",
+            "-std=gnu11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-fvisibility=hidden",
+            "-ftls-model=initial-exec",
+            "-fno-stack-protector",
+            "-Iruntime",
+            &arch_dir,
+            "-o",
+            rt.to_str().unwrap(),
+            "runtime/smc_rt.c",
+            "-ldl",
+            "-lpthread",
         ],
         "the runtime",
     );
     let stub = out.join("libsmc_verifier.so");
     run(
-        &["-shared", "-fPIC", "-O2", "-Iruntime", "-o", stub.to_str().unwrap(), "runtime/smc_verifier.c"],
+        &[
+            "-shared",
+            "-fPIC",
+            "-O2",
+            "-Iruntime",
+            "-o",
+            stub.to_str().unwrap(),
+            "runtime/smc_verifier.c",
+        ],
         "the SV-COMP link library",
     );
 }

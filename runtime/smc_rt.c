@@ -85,24 +85,6 @@ static void notify_supervisor(void) {
 
 static int in_execution(void) { return g_active && t_slot >= 0 && !g_exiting; }
 
-/* Record the first error of this execution. Async-signal-safe. */
-static void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr, const char *msg) {
-    uint32_t none = SMC_ERR_NONE;
-    if (!ch || !__atomic_compare_exchange_n(&ch->err_kind, &none, kind, 0, __ATOMIC_SEQ_CST,
-                                            __ATOMIC_SEQ_CST))
-        return;
-    ch->err_signal = sig;
-    ch->err_pc = pc;
-    ch->err_addr = addr;
-    ch->err_slot = (uint32_t)t_slot;
-    if (msg) {
-        size_t n = strlen(msg);
-        if (n >= SMC_MSG_LEN) n = SMC_MSG_LEN - 1;
-        memcpy(ch->err_msg, msg, n);
-        ch->err_msg[n] = 0;
-    }
-}
-
 /* Copy up to 8 bytes of a value for reporting. */
 static uint64_t read_value(uint64_t addr, uint64_t size) {
     uint64_t v = 0;
@@ -124,6 +106,26 @@ static void note_executed(uint64_t addr, uint64_t size, int read, int wrote) {
     t_prev_addr = addr;
     t_prev_size = size;
     t_prev_read = read ? read_value(addr, size) : 0;
+}
+
+/* Record the first error of this execution. Async-signal-safe. */
+static void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr, const char *msg) {
+    uint32_t none = SMC_ERR_NONE;
+    if (!ch || !__atomic_compare_exchange_n(&ch->err_kind, &none, kind, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST))
+        return;
+    /* the value the dying thread's last event read or wrote, for the report */
+    if (t_slot >= 0 && t_slot < SMC_MAX_THREADS) publish_prev(&ch->slots[t_slot]);
+    ch->err_signal = sig;
+    ch->err_pc = pc;
+    ch->err_addr = addr;
+    ch->err_slot = (uint32_t)t_slot;
+    if (msg) {
+        size_t n = strlen(msg);
+        if (n >= SMC_MSG_LEN) n = SMC_MSG_LEN - 1;
+        memcpy(ch->err_msg, msg, n);
+        ch->err_msg[n] = 0;
+    }
 }
 
 static void wait_go(struct smc_slot *s) {

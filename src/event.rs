@@ -36,40 +36,105 @@ pub const ATOMIC_SECTION: TargetAddr = TargetAddr(u64::MAX - 63);
 /// A visible operation, as announced by a thread before it runs it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Op {
-    Load { addr: TargetAddr, size: u32 },
-    Store { addr: TargetAddr, size: u32 },
+    Load {
+        addr: TargetAddr,
+        size: u32,
+    },
+    Store {
+        addr: TargetAddr,
+        size: u32,
+    },
     /// Atomic read-modify-write (lock prefix, xchg).
-    Rmw { addr: TargetAddr, size: u32 },
+    Rmw {
+        addr: TargetAddr,
+        size: u32,
+    },
     /// Atomic compare-exchange: writes only when it succeeds.
-    Cas { addr: TargetAddr, size: u32 },
+    Cas {
+        addr: TargetAddr,
+        size: u32,
+    },
     /// The two halves of a non-atomic read-modify-write (`add [m], 1`).
-    RmwLoad { addr: TargetAddr, size: u32 },
-    RmwStore { addr: TargetAddr, size: u32 },
+    RmwLoad {
+        addr: TargetAddr,
+        size: u32,
+    },
+    RmwStore {
+        addr: TargetAddr,
+        size: u32,
+    },
     Fence,
     ThreadStart,
     ThreadExit,
     Spawn,
     /// Join the thread running in this slot of the execution.
-    Join { slot: u32 },
-    ProcessExit { status: i32 },
-    MutexLock { obj: TargetAddr },
-    MutexTryLock { obj: TargetAddr },
-    MutexUnlock { obj: TargetAddr },
-    CondWait { cond: TargetAddr, mutex: TargetAddr, timed: bool },
-    CondReacquire { cond: TargetAddr, mutex: TargetAddr, timed: bool },
-    CondSignal { cond: TargetAddr },
-    CondBroadcast { cond: TargetAddr },
-    RwRdLock { obj: TargetAddr, try_only: bool },
-    RwWrLock { obj: TargetAddr, try_only: bool },
-    RwUnlock { obj: TargetAddr },
-    BarrierInit { obj: TargetAddr, count: u32 },
-    BarrierWait { obj: TargetAddr },
-    BarrierLeave { obj: TargetAddr },
-    SemInit { obj: TargetAddr, value: u32 },
-    SemWait { obj: TargetAddr, try_only: bool },
-    SemPost { obj: TargetAddr },
+    Join {
+        slot: u32,
+    },
+    ProcessExit {
+        status: i32,
+    },
+    MutexLock {
+        obj: TargetAddr,
+    },
+    MutexTryLock {
+        obj: TargetAddr,
+    },
+    MutexUnlock {
+        obj: TargetAddr,
+    },
+    CondWait {
+        cond: TargetAddr,
+        mutex: TargetAddr,
+        timed: bool,
+    },
+    CondReacquire {
+        cond: TargetAddr,
+        mutex: TargetAddr,
+        timed: bool,
+    },
+    CondSignal {
+        cond: TargetAddr,
+    },
+    CondBroadcast {
+        cond: TargetAddr,
+    },
+    RwRdLock {
+        obj: TargetAddr,
+        try_only: bool,
+    },
+    RwWrLock {
+        obj: TargetAddr,
+        try_only: bool,
+    },
+    RwUnlock {
+        obj: TargetAddr,
+    },
+    BarrierInit {
+        obj: TargetAddr,
+        count: u32,
+    },
+    BarrierWait {
+        obj: TargetAddr,
+    },
+    BarrierLeave {
+        obj: TargetAddr,
+    },
+    SemInit {
+        obj: TargetAddr,
+        value: u32,
+    },
+    SemWait {
+        obj: TargetAddr,
+        try_only: bool,
+    },
+    SemPost {
+        obj: TargetAddr,
+    },
     Yield,
-    Assume { cond: bool },
+    Assume {
+        cond: bool,
+    },
     AtomicBegin,
     AtomicEnd,
 }
@@ -84,7 +149,11 @@ pub struct Access {
 
 impl Access {
     fn new(addr: TargetAddr, size: u32, write: bool) -> Access {
-        Access { addr: addr.0, size: size.max(1), write }
+        Access {
+            addr: addr.0,
+            size: size.max(1),
+            write,
+        }
     }
     pub fn overlaps(&self, other: &Access) -> bool {
         self.addr < other.addr + other.size as u64 && other.addr < self.addr + self.size as u64
@@ -107,7 +176,9 @@ impl Op {
             MutexLock { obj } | MutexUnlock { obj } | RwUnlock { obj } | SemPost { obj } => {
                 f.push(Access::new(obj, 1, true))
             }
-            BarrierInit { obj, .. } | BarrierWait { obj } | SemInit { obj, .. } => f.push(Access::new(obj, 1, true)),
+            BarrierInit { obj, .. } | BarrierWait { obj } | SemInit { obj, .. } => {
+                f.push(Access::new(obj, 1, true))
+            }
             MutexTryLock { obj }
             | RwRdLock { obj, .. }
             | RwWrLock { obj, .. }
@@ -119,7 +190,14 @@ impl Op {
             }
             CondSignal { cond } | CondBroadcast { cond } => f.push(Access::new(cond, 1, true)),
             AtomicBegin | AtomicEnd => f.push(Access::new(ATOMIC_SECTION, 1, true)),
-            Fence | ThreadStart | ThreadExit | Spawn | Join { .. } | ProcessExit { .. } | Yield | Assume { .. } => {}
+            Fence
+            | ThreadStart
+            | ThreadExit
+            | Spawn
+            | Join { .. }
+            | ProcessExit { .. }
+            | Yield
+            | Assume { .. } => {}
         }
         f
     }
@@ -186,7 +264,15 @@ impl Op {
     pub fn acquired_object(&self) -> Option<TargetAddr> {
         use Op::*;
         match *self {
-            MutexLock { obj } | RwRdLock { obj, try_only: false } | RwWrLock { obj, try_only: false } => Some(obj),
+            MutexLock { obj }
+            | RwRdLock {
+                obj,
+                try_only: false,
+            }
+            | RwWrLock {
+                obj,
+                try_only: false,
+            } => Some(obj),
             CondReacquire { mutex, .. } => Some(mutex),
             _ => None,
         }
@@ -237,7 +323,8 @@ impl Footprint {
     }
     /// Two footprints conflict when they overlap and at least one of the two writes.
     pub fn conflicts(&self, other: &Footprint) -> bool {
-        self.iter().any(|a| other.iter().any(|b| (a.write || b.write) && a.overlaps(b)))
+        self.iter()
+            .any(|a| other.iter().any(|b| (a.write || b.write) && a.overlaps(b)))
     }
 }
 

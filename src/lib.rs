@@ -1,14 +1,14 @@
 //! smc-run: a stateless model checker for compiled concurrent programs.
 //! See ARCHITECTURE.md for the map of the parts.
 
-pub mod engine;
-pub mod event;
-pub mod model;
 pub mod channel;
 pub mod decode;
+pub mod engine;
+pub mod event;
+pub mod instrument;
+pub mod model;
 pub mod program;
+pub mod report;
+pub mod target;
 #[path = "../targets/mod.rs"]
 pub mod targets;
-pub mod instrument;
-pub mod target;
-pub mod report;

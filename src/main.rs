@@ -93,7 +93,11 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(UsageError(msg)) => {
             eprintln!("smc-run: {msg}");
-            ExitCode::from(if target::interrupted() { EXIT_INTERRUPTED } else { EXIT_USAGE })
+            ExitCode::from(if target::interrupted() {
+                EXIT_INTERRUPTED
+            } else {
+                EXIT_USAGE
+            })
         }
     }
 }
@@ -114,16 +118,24 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new() -> Result<TempDir, UsageError> {
-        let mut template = std::env::temp_dir().join("smc-run.XXXXXX").into_os_string().into_encoded_bytes();
+        let mut template = std::env::temp_dir()
+            .join("smc-run.XXXXXX")
+            .into_os_string()
+            .into_encoded_bytes();
         template.push(0);
         // SAFETY: template is a NUL-terminated writable buffer, as mkdtemp requires.
         let p = unsafe { libc::mkdtemp(template.as_mut_ptr() as *mut libc::c_char) };
         if p.is_null() {
-            return Err(UsageError(format!("cannot create a temporary directory: {}", std::io::Error::last_os_error())));
+            return Err(UsageError(format!(
+                "cannot create a temporary directory: {}",
+                std::io::Error::last_os_error()
+            )));
         }
         template.pop();
         // SAFETY: the bytes came from an OsString plus the suffix mkdtemp wrote (ASCII).
-        Ok(TempDir(PathBuf::from(unsafe { OsString::from_encoded_bytes_unchecked(template) })))
+        Ok(TempDir(PathBuf::from(unsafe {
+            OsString::from_encoded_bytes_unchecked(template)
+        })))
     }
 }
 
@@ -144,7 +156,8 @@ fn compile_c(cc: &str, src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
     if !src.is_file() {
         return Err(UsageError(format!("{}: no such file", src.display())));
     }
-    write_verifier_files(dir).map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
+    write_verifier_files(dir)
+        .map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
     let out = dir.join("program");
     let d = dir.display();
     let result = std::process::Command::new(cc)
@@ -152,7 +165,12 @@ fn compile_c(cc: &str, src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
         .arg(src)
         .arg("-o")
         .arg(&out)
-        .args([format!("-L{d}"), "-Wl,--as-needed".into(), "-lsmc_verifier".into(), format!("-Wl,-rpath,{d}")])
+        .args([
+            format!("-L{d}"),
+            "-Wl,--as-needed".into(),
+            "-lsmc_verifier".into(),
+            format!("-Wl,-rpath,{d}"),
+        ])
         .output()
         .map_err(|e| UsageError(format!("cannot run the C compiler `{cc}`: {e}")))?;
     if !result.status.success() {
@@ -164,7 +182,8 @@ fn compile_c(cc: &str, src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
 
 fn run(cli: &Cli) -> Result<u8, UsageError> {
     if let Some(dir) = &cli.verifier_dir {
-        write_verifier_files(dir).map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
+        write_verifier_files(dir)
+            .map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
         if cli.program.is_none() {
             println!(
                 "wrote {0}/smc_verifier.h and {0}/libsmc_verifier.so; build with \
@@ -175,10 +194,16 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         }
     }
     let model = model::by_name(&cli.model).ok_or_else(|| {
-        UsageError(format!("unknown model `{}`; available: {}", cli.model, model::MODEL_NAMES.join(", ")))
+        UsageError(format!(
+            "unknown model `{}`; available: {}",
+            cli.model,
+            model::MODEL_NAMES.join(", ")
+        ))
     })?;
     if !(cli.exec_timeout > 0.0 && cli.exec_timeout.is_finite()) {
-        return Err(UsageError("--exec-timeout must be a positive number of seconds".into()));
+        return Err(UsageError(
+            "--exec-timeout must be a positive number of seconds".into(),
+        ));
     }
     if cli.max_steps == 0 {
         return Err(UsageError("--max-steps must be at least 1".into()));
@@ -194,7 +219,8 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         given.clone()
     };
     let program = Program::load(&path).map_err(|e| UsageError(e.0))?;
-    let decoder = targets::decoder(program.arch).ok_or_else(|| UsageError("unsupported architecture".into()))?;
+    let decoder = targets::decoder(program.arch)
+        .ok_or_else(|| UsageError("unsupported architecture".into()))?;
     let plan = Plan::new(&program, decoder);
     let nsites = plan.sites.len();
     let opts = Options {
@@ -213,11 +239,16 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
             nsites
         );
     }
-    let cfg = engine::Config { max_steps: cli.max_steps };
+    let cfg = engine::Config {
+        max_steps: cli.max_steps,
+    };
     let mut progress = |_: &engine::Stats| !target::interrupted();
     let result = engine::check(&mut target, model.as_ref(), &cfg, &mut progress);
     let elapsed = started.elapsed().as_secs_f64();
-    let sym = Symbolizer { program: &program, load_bias: target.load_bias };
+    let sym = Symbolizer {
+        program: &program,
+        load_bias: target.load_bias,
+    };
     let outcome = match result {
         Ok(o) => o,
         Err(ExecError::Timeout { .. }) => unreachable!("the engine reports time-outs as hangs"),
@@ -237,7 +268,14 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     if !cli.json || !cli.quiet {
         let summary = report::summary_text(model.name(), &outcome, elapsed);
         if cli.quiet || cli.json {
-            print!("{}", summary.lines().last().map(|l| format!("{l}\n")).unwrap_or_default());
+            print!(
+                "{}",
+                summary
+                    .lines()
+                    .last()
+                    .map(|l| format!("{l}\n"))
+                    .unwrap_or_default()
+            );
         } else {
             print!("{summary}");
         }

@@ -20,8 +20,10 @@ macro_rules! fields {
 #[test]
 fn rust_mirror_matches_the_c_header() {
     let mut rust = fields!(Site, "smc_site": offset, disp, copy_off, size, kind, len, base, index, scale, addr32, orig, dead_regs);
-    rust.extend(fields!(Slot, "smc_slot": go, state, parent, op, addr, addr2, size, arg, pc, hash, reply,
-        prev_read, prev_written, prev_flags, site));
+    rust.extend(
+        fields!(Slot, "smc_slot": go, state, parent, op, addr, addr2, size, arg, pc, hash, reply,
+        prev_read, prev_written, prev_flags, site),
+    );
     rust.extend(fields!(Header, "smc_header": magic, version, max_threads, total_size, nsites, flags, sites_off,
         code_off, code_cap, init_state, load_bias, tramp_addr, fs_cmd, fs_quit, child_pid, wait_status, exec_done,
         abort, sup_futex, running, nthreads, err_kind, err_signal, err_slot, err_pc, err_addr, err_msg, slots));
@@ -30,7 +32,9 @@ fn rust_mirror_matches_the_c_header() {
     rust.push(("SMC_MAX_THREADS".into(), MAX_THREADS));
     rust.push(("SMC_MSG_LEN".into(), MSG_LEN));
 
-    let mut c = String::from("#include <stdio.h>\n#include <stddef.h>\n#include \"channel.h\"\nint main(void) {\n");
+    let mut c = String::from(
+        "#include <stdio.h>\n#include <stddef.h>\n#include \"channel.h\"\nint main(void) {\n",
+    );
     for (name, _) in &rust {
         let expr = match name.split_once(' ') {
             Some(("sizeof", ty)) => format!("sizeof(struct {ty})"),
@@ -39,7 +43,9 @@ fn rust_mirror_matches_the_c_header() {
                 None => name.clone(),
             },
         };
-        c.push_str(&format!("    printf(\"%s %zu\\n\", \"{name}\", (size_t)({expr}));\n"));
+        c.push_str(&format!(
+            "    printf(\"%s %zu\\n\", \"{name}\", (size_t)({expr}));\n"
+        ));
     }
     c.push_str("    return 0;\n}\n");
     let scratch = common::Scratch::new("layout");
@@ -47,7 +53,13 @@ fn rust_mirror_matches_the_c_header() {
     std::fs::write(&src, c).unwrap();
     let exe = scratch.0.join("layout");
     let runtime = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime");
-    let st = Command::new("cc").arg(format!("-I{runtime}")).arg(&src).arg("-o").arg(&exe).status().unwrap();
+    let st = Command::new("cc")
+        .arg(format!("-I{runtime}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .unwrap();
     assert!(st.success());
     let out = String::from_utf8(Command::new(&exe).output().unwrap().stdout).unwrap();
     let from_c: Vec<(String, usize)> = out

@@ -33,7 +33,10 @@ fn check_case(name: &str, verdict: &str, kind: Option<&str>, executions: Option<
     for (cc, opt) in builds() {
         let bin = compile(&scratch, &source(name), cc, &[opt]);
         let r = check(&bin, "sc", &[]);
-        let ctx = format!("{name} built with {cc} {opt}; reproduce: {}\nstdout:\n{}\nstderr:\n{}", r.command, r.stdout, r.stderr);
+        let ctx = format!(
+            "{name} built with {cc} {opt}; reproduce: {}\nstdout:\n{}\nstderr:\n{}",
+            r.command, r.stdout, r.stderr
+        );
         assert_eq!(r.verdict(), verdict, "{ctx}");
         assert_eq!(r.error_kind(), kind, "{ctx}");
         if let Some(n) = executions {
@@ -72,25 +75,55 @@ cases! {
 fn sv_comp_conventions() {
     // atomic sections: the two sections in either order, and no error
     let r = check(&source("svcomp.c"), "sc", &[]);
-    assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        (r.verdict(), r.executions()),
+        ("ok", 2),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
     // the same program without them: the check-then-act races
     let scratch = Scratch::new("svcomp");
     let racy = scratch.0.join("svcomp_racy.c");
     let text = std::fs::read_to_string(source("svcomp.c")).unwrap();
-    std::fs::write(&racy, text.replace("__VERIFIER_atomic_begin();", "").replace("__VERIFIER_atomic_end();", "")).unwrap();
+    std::fs::write(
+        &racy,
+        text.replace("__VERIFIER_atomic_begin();", "")
+            .replace("__VERIFIER_atomic_end();", ""),
+    )
+    .unwrap();
     let r = check(&racy, "sc", &[]);
-    assert_eq!(r.error_kind(), Some("assertion"), "{}{}", r.stdout, r.stderr);
-    let msg = r.json.as_ref().unwrap()["error"]["message"].as_str().unwrap().to_string();
+    assert_eq!(
+        r.error_kind(),
+        Some("assertion"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let msg = r.json.as_ref().unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(msg.contains("__VERIFIER_error"), "{msg}");
 }
 
 #[test]
 fn stripped_pie_o2_build() {
     let scratch = Scratch::new("stripped");
-    let bin = compile(&scratch, &source("sb.c"), "gcc", &["-O2", "-fPIE", "-pie", "-s"]);
+    let bin = compile(
+        &scratch,
+        &source("sb.c"),
+        "gcc",
+        &["-O2", "-fPIE", "-pie", "-s"],
+    );
     let r = check(&bin, "sc", &[]);
     assert_eq!((r.verdict(), r.executions()), ("ok", 3), "{}", r.stdout);
-    let bin = compile(&scratch, &source("racy_counter.c"), "gcc", &["-O2", "-fPIE", "-pie", "-s"]);
+    let bin = compile(
+        &scratch,
+        &source("racy_counter.c"),
+        "gcc",
+        &["-O2", "-fPIE", "-pie", "-s"],
+    );
     assert_eq!(check(&bin, "sc", &[]).error_kind(), Some("assertion"));
 }
 
@@ -105,25 +138,44 @@ fn non_pie_o3_build() {
 #[test]
 fn c_file_is_compiled_first() {
     let r = check(&source("sb.c"), "sc", &[]);
-    assert_eq!((r.verdict(), r.executions(), r.status), ("ok", 3, 0), "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        (r.verdict(), r.executions(), r.status),
+        ("ok", 3, 0),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
 }
 
 #[test]
 fn counterexample_names_functions_lines_and_globals() {
     let r = check(&source("racy_counter.c"), "sc", &[]);
     let err = &r.json.as_ref().expect("json")["error"];
-    assert!(err["message"].as_str().unwrap().contains("Assertion `counter == 2' failed"), "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("Assertion `counter == 2' failed"),
+        "{err}"
+    );
     let trace = err["trace"].as_array().unwrap();
     let stores: Vec<_> = trace.iter().filter(|e| e["op"] == "store").collect();
     assert!(!stores.is_empty(), "{err}");
     for s in &stores {
         assert_eq!(s["symbol"], "counter", "{s}");
         assert!(s["function"].as_str().unwrap().starts_with("inc"), "{s}");
-        assert!(s["line"].as_str().unwrap().starts_with("racy_counter.c:"), "{s}");
+        assert!(
+            s["line"].as_str().unwrap().starts_with("racy_counter.c:"),
+            "{s}"
+        );
     }
     // the lost update: both increments store 1
     assert!(stores.iter().all(|s| s["written"] == 1), "{err}");
-    assert!(r.stdout.contains("store counter (4 B) <- 1"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("store counter (4 B) <- 1"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -132,14 +184,25 @@ fn crash_names_the_faulting_instruction() {
     let err = &r.json.as_ref().expect("json")["error"];
     assert_eq!(err["signal"], 11, "{err}");
     assert_eq!(err["fault_addr"], "0x0", "{err}");
-    assert!(err["location"].as_str().unwrap().starts_with("consumer"), "{err}");
+    assert!(
+        err["location"].as_str().unwrap().starts_with("consumer"),
+        "{err}"
+    );
 }
 
 #[test]
 fn json_has_the_documented_fields() {
     let r = check(&source("mp.c"), "sc", &[]);
     let j = r.json.expect("the last line is JSON");
-    for key in ["schema", "verdict", "model", "executions", "blocked", "bounded", "elapsed_s"] {
+    for key in [
+        "schema",
+        "verdict",
+        "model",
+        "executions",
+        "blocked",
+        "bounded",
+        "elapsed_s",
+    ] {
         assert!(j.get(key).is_some(), "missing {key} in {j}");
     }
     assert_eq!(j["model"], "sc");

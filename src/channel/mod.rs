@@ -247,12 +247,14 @@ impl Channel {
 
     pub fn child_pid(&self) -> i32 {
         // SAFETY: aligned i32 inside the mapping.
-        unsafe { AtomicI32::from_ptr(std::ptr::addr_of_mut!((*self.header_ptr()).child_pid)) }.load(SeqCst)
+        unsafe { AtomicI32::from_ptr(std::ptr::addr_of_mut!((*self.header_ptr()).child_pid)) }
+            .load(SeqCst)
     }
 
     pub fn wait_status(&self) -> i32 {
         // SAFETY: aligned i32 inside the mapping.
-        unsafe { AtomicI32::from_ptr(std::ptr::addr_of_mut!((*self.header_ptr()).wait_status)) }.load(SeqCst)
+        unsafe { AtomicI32::from_ptr(std::ptr::addr_of_mut!((*self.header_ptr()).wait_status)) }
+            .load(SeqCst)
     }
 
     /// Read a plain (non-futex) header field.
@@ -295,7 +297,9 @@ impl Channel {
 
     pub fn set_reply(&self, i: usize, reply: u64) {
         // SAFETY: plain store of a u64 the runtime reads after it sees `go`.
-        unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*self.slot_ptr(i)).reply), reply) }
+        unsafe {
+            std::ptr::write_volatile(std::ptr::addr_of_mut!((*self.slot_ptr(i)).reply), reply)
+        }
     }
 
     /// Clear the per-execution part before the fork server starts an execution.
@@ -338,23 +342,52 @@ impl Channel {
             op::THREAD_START => Op::ThreadStart,
             op::THREAD_EXIT => Op::ThreadExit,
             op::SPAWN => Op::Spawn,
-            op::JOIN => Op::Join { slot: u32::try_from(s.arg).ok().filter(|&n| (n as usize) < MAX_THREADS)? },
-            op::PROCESS_EXIT => Op::ProcessExit { status: s.arg as i32 },
+            op::JOIN => Op::Join {
+                slot: u32::try_from(s.arg)
+                    .ok()
+                    .filter(|&n| (n as usize) < MAX_THREADS)?,
+            },
+            op::PROCESS_EXIT => Op::ProcessExit {
+                status: s.arg as i32,
+            },
             op::MUTEX_LOCK => Op::MutexLock { obj },
             op::MUTEX_TRYLOCK => Op::MutexTryLock { obj },
             op::MUTEX_UNLOCK => Op::MutexUnlock { obj },
-            op::COND_WAIT => Op::CondWait { cond: obj, mutex: TargetAddr(s.addr2), timed: s.arg != 0 },
-            op::COND_REACQUIRE => Op::CondReacquire { cond: obj, mutex: TargetAddr(s.addr2), timed: s.arg != 0 },
+            op::COND_WAIT => Op::CondWait {
+                cond: obj,
+                mutex: TargetAddr(s.addr2),
+                timed: s.arg != 0,
+            },
+            op::COND_REACQUIRE => Op::CondReacquire {
+                cond: obj,
+                mutex: TargetAddr(s.addr2),
+                timed: s.arg != 0,
+            },
             op::COND_SIGNAL => Op::CondSignal { cond: obj },
             op::COND_BROADCAST => Op::CondBroadcast { cond: obj },
-            op::RW_RDLOCK => Op::RwRdLock { obj, try_only: s.arg != 0 },
-            op::RW_WRLOCK => Op::RwWrLock { obj, try_only: s.arg != 0 },
+            op::RW_RDLOCK => Op::RwRdLock {
+                obj,
+                try_only: s.arg != 0,
+            },
+            op::RW_WRLOCK => Op::RwWrLock {
+                obj,
+                try_only: s.arg != 0,
+            },
             op::RW_UNLOCK => Op::RwUnlock { obj },
-            op::BARRIER_INIT => Op::BarrierInit { obj, count: s.arg as u32 },
+            op::BARRIER_INIT => Op::BarrierInit {
+                obj,
+                count: s.arg as u32,
+            },
             op::BARRIER_WAIT => Op::BarrierWait { obj },
             op::BARRIER_LEAVE => Op::BarrierLeave { obj },
-            op::SEM_INIT => Op::SemInit { obj, value: s.arg as u32 },
-            op::SEM_WAIT => Op::SemWait { obj, try_only: s.arg != 0 },
+            op::SEM_INIT => Op::SemInit {
+                obj,
+                value: s.arg as u32,
+            },
+            op::SEM_WAIT => Op::SemWait {
+                obj,
+                try_only: s.arg != 0,
+            },
             op::SEM_POST => Op::SemPost { obj },
             op::YIELD => Op::Yield,
             op::ASSUME => Op::Assume { cond: s.arg != 0 },
@@ -362,7 +395,12 @@ impl Channel {
             op::ATOMIC_END => Op::AtomicEnd,
             _ => return None,
         };
-        Some(Pending { op, pc: s.pc, hash: s.hash, site: s.site })
+        Some(Pending {
+            op,
+            pc: s.pc,
+            hash: s.hash,
+            site: s.site,
+        })
     }
 
     /// The runtime's error message (NUL-terminated, untrusted bytes).
@@ -375,16 +413,35 @@ impl Channel {
 
 /// Wait on a futex word while it holds `val`, at most `timeout`.
 pub fn futex_wait(word: &AtomicU32, val: u32, timeout: Duration) {
-    let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
     // SAFETY: the word lives in a shared mapping; FUTEX_WAIT only reads it.
     unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT, val, &ts as *const libc::timespec, 0usize, 0u32);
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            val,
+            &ts as *const libc::timespec,
+            0usize,
+            0u32,
+        );
     }
 }
 
 pub fn futex_wake(word: &AtomicU32) {
     // SAFETY: as above.
     unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX, 0usize, 0usize, 0u32);
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            i32::MAX,
+            0usize,
+            0usize,
+            0u32,
+        );
     }
 }

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::sync::SyncState;
 use super::{
-    Config, Counterexample, Ended, ErrorKind, ExecError, Executor, Outcome, Progress, ProcessEnd, RuntimeErrorKind,
-    SlotState, Snapshot, Stats, ThreadInfo,
+    Config, Counterexample, Ended, ErrorKind, ExecError, Executor, Outcome, ProcessEnd, Progress,
+    RuntimeErrorKind, SlotState, Snapshot, Stats, ThreadInfo,
 };
 use crate::event::{Event, Footprint, Op, Pending, ThreadId};
 use crate::model::Model;
@@ -142,8 +142,19 @@ struct Explorer<'a> {
 }
 
 /// Explore every inequivalent execution; stop at the first error.
-pub fn explore(exec: &mut dyn Executor, model: &dyn Model, cfg: &Config, progress: Progress) -> Result<Outcome, ExecError> {
-    let mut x = Explorer { model, cfg, nodes: Vec::new(), replay_until: 0, names: ThreadNames::default() };
+pub fn explore(
+    exec: &mut dyn Executor,
+    model: &dyn Model,
+    cfg: &Config,
+    progress: Progress,
+) -> Result<Outcome, ExecError> {
+    let mut x = Explorer {
+        model,
+        cfg,
+        nodes: Vec::new(),
+        replay_until: 0,
+        names: ThreadNames::default(),
+    };
     let mut stats = Stats::default();
     loop {
         let (end, run) = x.run_one(exec)?;
@@ -155,7 +166,10 @@ pub fn explore(exec: &mut dyn Executor, model: &dyn Model, cfg: &Config, progres
             RunEnd::Error(cx) => {
                 stats.executions += 1;
                 progress(&stats);
-                return Ok(Outcome { stats, error: Some(cx) });
+                return Ok(Outcome {
+                    stats,
+                    error: Some(cx),
+                });
             }
         }
         if !progress(&stats) || !x.next_branch(&run) {
@@ -193,9 +207,10 @@ impl Run {
     fn awaiting(&self, t: ThreadId) -> bool {
         let th = &self.threads[t.index()];
         match (&th.pending, th.pending.and_then(|p| p.op.data())) {
-            (Some(p), Some((addr, _))) if p.op.is_load() => {
-                th.window.iter().any(|&(pc, h, a, _)| pc == p.pc && h == p.hash && a == addr.0)
-            }
+            (Some(p), Some((addr, _))) if p.op.is_load() => th
+                .window
+                .iter()
+                .any(|&(pc, h, a, _)| pc == p.pc && h == p.hash && a == addr.0),
             _ => false,
         }
     }
@@ -259,7 +274,9 @@ impl Explorer<'_> {
     fn run_one(&mut self, exec: &mut dyn Executor) -> Result<(RunEnd, Run), ExecError> {
         let mut run = Run::new();
         let mut snap = match exec.begin() {
-            Err(ExecError::Timeout { .. }) => return Ok((self.timed_out(&run, ThreadId::MAIN), run)),
+            Err(ExecError::Timeout { .. }) => {
+                return Ok((self.timed_out(&run, ThreadId::MAIN), run))
+            }
             r => r?,
         };
         let mut pos = 0usize;
@@ -276,7 +293,11 @@ impl Explorer<'_> {
             let enabled = run.enabled();
             let t = if pos < self.nodes.len() {
                 let t = self.nodes[pos].chosen;
-                let pending_op = run.threads.get(t.index()).and_then(|th| th.pending).map(|p| p.op);
+                let pending_op = run
+                    .threads
+                    .get(t.index())
+                    .and_then(|th| th.pending)
+                    .map(|p| p.op);
                 let node = &mut self.nodes[pos];
                 if node.op.is_none() {
                     if let Some(op) = pending_op {
@@ -294,7 +315,11 @@ impl Explorer<'_> {
                 }
                 t
             } else {
-                let awake: Vec<ThreadId> = enabled.iter().copied().filter(|t| !sleep.iter().any(|(s, _)| s == t)).collect();
+                let awake: Vec<ThreadId> = enabled
+                    .iter()
+                    .copied()
+                    .filter(|t| !sleep.iter().any(|(s, _)| s == t))
+                    .collect();
                 let Some(&t) = awake.first() else {
                     exec.end()?;
                     if enabled.is_empty() {
@@ -358,7 +383,11 @@ impl Explorer<'_> {
                 let tid = if slot == 0 {
                     ThreadId::MAIN
                 } else {
-                    let parent = run.slot_tid.get(view.parent as usize).copied().unwrap_or(ThreadId::MAIN);
+                    let parent = run
+                        .slot_tid
+                        .get(view.parent as usize)
+                        .copied()
+                        .unwrap_or(ThreadId::MAIN);
                     let nth = run.thread(parent).children;
                     run.thread(parent).children += 1;
                     let id = self.names.child(parent, nth);
@@ -397,7 +426,10 @@ impl Explorer<'_> {
         let seq = th.seq + 1;
         let mut clock = th.clock.clone();
         if let Op::Join { .. } = ev.op {
-            if let Some(x) = run.join_target(&ev.op).and_then(|c| run.threads[c.index()].exit_event) {
+            if let Some(x) = run
+                .join_target(&ev.op)
+                .and_then(|c| run.threads[c.index()].exit_event)
+            {
                 clock.join(&run.trace[x].clock.clone());
             }
         }
@@ -406,16 +438,23 @@ impl Explorer<'_> {
             for &c in &preds {
                 let p = run.trace[c].ev.thread;
                 let cseq = run.trace[c].seq;
-                let immediate = clock.get(p) < cseq && !preds.iter().any(|&o| o != c && run.trace[o].clock.get(p) >= cseq);
+                let immediate = clock.get(p) < cseq
+                    && !preds
+                        .iter()
+                        .any(|&o| o != c && run.trace[o].clock.get(p) >= cseq);
                 if !immediate {
                     continue;
                 }
-                match (ev.op.acquired_object(), run.trace[c].ev.op.released_object()) {
+                match (
+                    ev.op.acquired_object(),
+                    run.trace[c].ev.op.released_object(),
+                ) {
                     (Some(a), Some(r)) if a == r => {
                         // A blocked acquire cannot move before the release; reverse it with the
                         // acquire that release ended instead.
                         if let Some(acq) = (0..c).rev().find(|&i| {
-                            run.trace[i].ev.thread == p && run.trace[i].ev.op.takes_object(run.trace[i].ev.wrote) == Some(a)
+                            run.trace[i].ev.thread == p
+                                && run.trace[i].ev.op.takes_object(run.trace[i].ev.wrote) == Some(a)
                         }) {
                             races.push(acq);
                         }
@@ -434,7 +473,12 @@ impl Explorer<'_> {
             Op::AtomicBegin => Some(pos),
             _ => run.threads[t.index()].atomic_begin,
         };
-        run.trace.push(TraceEvent { ev, clock, seq, section });
+        run.trace.push(TraceEvent {
+            ev,
+            clock,
+            seq,
+            section,
+        });
         for e in races {
             self.reverse(&*run, e, pos);
         }
@@ -476,7 +520,8 @@ impl Explorer<'_> {
             for (i, other) in run.threads.iter_mut().enumerate() {
                 if i != t.index()
                     && other.window.iter().any(|&(_, _, a, s)| {
-                        fp.iter().any(|w| w.write && w.addr < a + s as u64 && a < w.addr + w.size as u64)
+                        fp.iter()
+                            .any(|w| w.write && w.addr < a + s as u64 && a < w.addr + w.size as u64)
                     })
                 {
                     other.window.clear();
@@ -517,11 +562,17 @@ impl Explorer<'_> {
             .filter(|&&(_, fj)| !firsts.iter().any(|&(_, gj)| gj < fj && run.hb(gj, fj)))
             .map(|&(t, _)| t)
             .collect();
-        let Some(node) = self.nodes.get_mut(e) else { return };
+        let Some(node) = self.nodes.get_mut(e) else {
+            return;
+        };
         if initials.iter().any(|&t| node.covers(t)) {
             return;
         }
-        let candidates: Vec<ThreadId> = initials.iter().copied().filter(|t| node.enabled.contains(t)).collect();
+        let candidates: Vec<ThreadId> = initials
+            .iter()
+            .copied()
+            .filter(|t| node.enabled.contains(t))
+            .collect();
         if candidates.contains(&q) {
             node.backtrack.push(q);
         } else if let Some(&c) = candidates.first() {
@@ -548,7 +599,10 @@ impl Explorer<'_> {
         }
         let spinning: Vec<ThreadId> = live.iter().copied().filter(|&t| run.awaiting(t)).collect();
         let (kind, message) = if spinning.is_empty() {
-            (ErrorKind::Deadlock, format!("deadlock: every live thread is blocked ({})", names(&live)))
+            (
+                ErrorKind::Deadlock,
+                format!("deadlock: every live thread is blocked ({})", names(&live)),
+            )
         } else {
             (
                 ErrorKind::Hang,
@@ -574,7 +628,11 @@ impl Explorer<'_> {
         let Some(err) = ended.error else {
             return match ended.how {
                 ProcessEnd::Signaled(sig) => {
-                    let msg = format!("the program was killed by signal {} ({})", sig, signal_name(sig));
+                    let msg = format!(
+                        "the program was killed by signal {} ({})",
+                        sig,
+                        signal_name(sig)
+                    );
                     RunEnd::Error(self.counterexample(run, ErrorKind::Crash, msg, None, Some(sig)))
                 }
                 ProcessEnd::Exited(_) => RunEnd::Complete,
@@ -583,8 +641,20 @@ impl Explorer<'_> {
         let thread = err.slot.and_then(|s| run.slot_tid.get(s as usize).copied());
         let fault = thread.map(|t| (t, err.pc, err.addr));
         match err.kind {
-            RuntimeErrorKind::Assertion => RunEnd::Error(self.counterexample(run, ErrorKind::Assertion, err.message, fault, None)),
-            RuntimeErrorKind::Verifier => RunEnd::Error(self.counterexample(run, ErrorKind::Assertion, err.message, fault, None)),
+            RuntimeErrorKind::Assertion => RunEnd::Error(self.counterexample(
+                run,
+                ErrorKind::Assertion,
+                err.message,
+                fault,
+                None,
+            )),
+            RuntimeErrorKind::Verifier => RunEnd::Error(self.counterexample(
+                run,
+                ErrorKind::Assertion,
+                err.message,
+                fault,
+                None,
+            )),
             RuntimeErrorKind::Signal(sig) => {
                 let msg = match sig {
                     libc::SIGABRT => "abort() called".to_string(),
@@ -617,7 +687,12 @@ impl Explorer<'_> {
             .iter()
             .map(|&t| {
                 let th = &run.threads[t.index()];
-                ThreadInfo { id: t, parent: th.parent, start: th.start, pending: th.pending }
+                ThreadInfo {
+                    id: t,
+                    parent: th.parent,
+                    start: th.start,
+                    pending: th.pending,
+                }
             })
             .collect();
         Counterexample {
@@ -670,7 +745,10 @@ impl Explorer<'_> {
 }
 
 fn names(ts: &[ThreadId]) -> String {
-    ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+    ts.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub fn signal_name(sig: i32) -> &'static str {
@@ -712,24 +790,41 @@ mod tests {
 
     #[test]
     fn store_buffering_has_three_traces() {
-        assert_eq!(count(vec![vec![store(X, 1), load(Y)], vec![store(Y, 1), load(X)]]).0, 3);
+        assert_eq!(
+            count(vec![vec![store(X, 1), load(Y)], vec![store(Y, 1), load(X)]]).0,
+            3
+        );
     }
 
     #[test]
     fn independent_threads_have_one_trace() {
-        assert_eq!(count(vec![vec![store(X, 1), load(X)], vec![store(Y, 1), load(Y)]]), (1, 0));
+        assert_eq!(
+            count(vec![vec![store(X, 1), load(X)], vec![store(Y, 1), load(Y)]]),
+            (1, 0)
+        );
     }
 
     #[test]
     fn readers_commute() {
         // two readers and a writer: each reader before or after the write
-        assert_eq!(count(vec![vec![load(X)], vec![load(X)], vec![store(X, 1)]]).0, 4);
+        assert_eq!(
+            count(vec![vec![load(X)], vec![load(X)], vec![store(X, 1)]]).0,
+            4
+        );
     }
 
     #[test]
     fn writers_are_ordered_every_way() {
         assert_eq!(count(vec![vec![store(X, 1)], vec![store(X, 2)]]).0, 2);
-        assert_eq!(count(vec![vec![store(X, 1)], vec![store(X, 2)], vec![store(X, 3)]]).0, 6);
+        assert_eq!(
+            count(vec![
+                vec![store(X, 1)],
+                vec![store(X, 2)],
+                vec![store(X, 3)]
+            ])
+            .0,
+            6
+        );
     }
 
     #[test]
@@ -758,9 +853,19 @@ mod tests {
     #[test]
     fn lock_order_inversion_deadlocks() {
         const N: u64 = 0x300;
-        let (o, _) = check(vec![vec![lock(M), lock(N), unlock(N), unlock(M)], vec![lock(N), lock(M), unlock(M), unlock(N)]], None);
+        let (o, _) = check(
+            vec![
+                vec![lock(M), lock(N), unlock(N), unlock(M)],
+                vec![lock(N), lock(M), unlock(M), unlock(N)],
+            ],
+            None,
+        );
         let e = o.error.expect("deadlock expected");
         assert_eq!(e.kind, ErrorKind::Deadlock);
-        assert_eq!(e.threads.iter().filter(|t| t.pending.is_some()).count(), 3, "main and both workers wait");
+        assert_eq!(
+            e.threads.iter().filter(|t| t.pending.is_some()).count(),
+            3,
+            "main and both workers wait"
+        );
     }
 }

@@ -3,7 +3,10 @@
 
 use std::collections::HashMap;
 
-use super::{Ended, ExecError, Executed, Executor, ProcessEnd, RuntimeError, RuntimeErrorKind, SlotState, SlotView, Snapshot};
+use super::{
+    Ended, ExecError, Executed, Executor, ProcessEnd, RuntimeError, RuntimeErrorKind, SlotState,
+    SlotView, Snapshot,
+};
 use crate::event::{Op, Pending, TargetAddr};
 
 /// A checked condition over final memory: an "assertion" that fails when it returns false.
@@ -22,10 +25,22 @@ pub struct Mock {
 }
 
 pub fn load(a: u64) -> (Op, u64) {
-    (Op::Load { addr: TargetAddr(a), size: 4 }, 0)
+    (
+        Op::Load {
+            addr: TargetAddr(a),
+            size: 4,
+        },
+        0,
+    )
 }
 pub fn store(a: u64, v: u64) -> (Op, u64) {
-    (Op::Store { addr: TargetAddr(a), size: 4 }, v)
+    (
+        Op::Store {
+            addr: TargetAddr(a),
+            size: 4,
+        },
+        v,
+    )
 }
 pub fn lock(m: u64) -> (Op, u64) {
     (Op::MutexLock { obj: TargetAddr(m) }, 0)
@@ -36,7 +51,15 @@ pub fn unlock(m: u64) -> (Op, u64) {
 
 impl Mock {
     pub fn new(scripts: Vec<Vec<(Op, u64)>>, check: Option<Check>) -> Mock {
-        Mock { scripts, check, mem: HashMap::new(), slots: Vec::new(), prev: Vec::new(), main_pos: 0, executions: 0 }
+        Mock {
+            scripts,
+            check,
+            mem: HashMap::new(),
+            slots: Vec::new(),
+            prev: Vec::new(),
+            main_pos: 0,
+            executions: 0,
+        }
     }
 
     /// Main's program: spawn each thread, join each, exit.
@@ -44,7 +67,9 @@ impl Mock {
         let n = self.scripts.len();
         match self.main_pos {
             p if p < n => Op::Spawn,
-            p if p < 2 * n => Op::Join { slot: (p - n + 1) as u32 },
+            p if p < 2 * n => Op::Join {
+                slot: (p - n + 1) as u32,
+            },
             _ => Op::ProcessExit { status: 0 },
         }
     }
@@ -70,7 +95,12 @@ impl Mock {
             .map(|i| SlotView {
                 parent: self.slots[i].2,
                 state: match self.op_of(i) {
-                    Some(op) => SlotState::Stopped(Pending { op, pc: 0x1000 + i as u64, hash: 0, site: 0 }),
+                    Some(op) => SlotState::Stopped(Pending {
+                        op,
+                        pc: 0x1000 + i as u64,
+                        hash: 0,
+                        site: 0,
+                    }),
                     None => SlotState::Exited,
                 },
                 prev: self.prev[i],
@@ -94,18 +124,28 @@ impl Executor for Mock {
         let i = slot as usize;
         let op = self.op_of(i).expect("stepped an exited slot");
         let value = match self.slots[i].0 {
-            Some(s) if self.slots[i].1 >= 1 && self.slots[i].1 <= self.scripts[s].len() => self.scripts[s][self.slots[i].1 - 1].1,
+            Some(s) if self.slots[i].1 >= 1 && self.slots[i].1 <= self.scripts[s].len() => {
+                self.scripts[s][self.slots[i].1 - 1].1
+            }
             _ => 0,
         };
         self.prev[i] = None;
         match op {
             Op::Load { addr, .. } => {
                 let v = self.mem.get(&addr.0).copied().unwrap_or(0);
-                self.prev[i] = Some(Executed { wrote: false, read: Some(v), written: None });
+                self.prev[i] = Some(Executed {
+                    wrote: false,
+                    read: Some(v),
+                    written: None,
+                });
             }
             Op::Store { addr, .. } => {
                 self.mem.insert(addr.0, value);
-                self.prev[i] = Some(Executed { wrote: true, read: None, written: Some(value) });
+                self.prev[i] = Some(Executed {
+                    wrote: true,
+                    read: None,
+                    written: Some(value),
+                });
             }
             Op::Spawn => {
                 let script = self.main_pos;
@@ -121,7 +161,10 @@ impl Executor for Mock {
                     message: "check failed".into(),
                     slot: Some(0),
                 });
-                return Ok(self.snapshot(Some(Ended { how: ProcessEnd::Exited(0), error })));
+                return Ok(self.snapshot(Some(Ended {
+                    how: ProcessEnd::Exited(0),
+                    error,
+                })));
             }
             _ => {}
         }

@@ -104,7 +104,9 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { max_steps: DEFAULT_MAX_STEPS }
+        Config {
+            max_steps: DEFAULT_MAX_STEPS,
+        }
     }
 }
 
@@ -173,6 +175,11 @@ pub struct Outcome {
 pub type Progress<'a> = &'a mut dyn FnMut(&Stats) -> bool;
 
 /// Runs the exploration with the given model. See [`dpor::explore`].
-pub fn check(exec: &mut dyn Executor, model: &dyn Model, cfg: &Config, progress: Progress) -> Result<Outcome, ExecError> {
+pub fn check(
+    exec: &mut dyn Executor,
+    model: &dyn Model,
+    cfg: &Config,
+    progress: Progress,
+) -> Result<Outcome, ExecError> {
     explore(exec, model, cfg, progress)
 }

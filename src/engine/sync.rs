@@ -57,9 +57,15 @@ impl SyncState {
                 !self.mutex_owner.contains_key(&mutex)
                     && (timed || self.waiter(cond, t).is_none_or(|w| w.signalled))
             }
-            RwRdLock { obj, try_only } => try_only || self.rwlocks.get(&obj).is_none_or(|l| l.writer.is_none()),
+            RwRdLock { obj, try_only } => {
+                try_only || self.rwlocks.get(&obj).is_none_or(|l| l.writer.is_none())
+            }
             RwWrLock { obj, try_only } => {
-                try_only || self.rwlocks.get(&obj).is_none_or(|l| l.writer.is_none() && l.readers.is_empty())
+                try_only
+                    || self
+                        .rwlocks
+                        .get(&obj)
+                        .is_none_or(|l| l.writer.is_none() && l.readers.is_empty())
             }
             BarrierLeave { obj } => {
                 let gen = self.barriers.get(&obj).map_or(0, |b| b.generation);
@@ -73,14 +79,19 @@ impl SyncState {
     }
 
     fn waiter(&self, cond: TargetAddr, t: ThreadId) -> Option<&CondWaiter> {
-        self.conds.get(&cond).and_then(|ws| ws.iter().find(|w| w.thread == t))
+        self.conds
+            .get(&cond)
+            .and_then(|ws| ws.iter().find(|w| w.thread == t))
     }
 
     /// How many different outcomes `op` can have now (a signal picks one of several waiters).
     pub fn alternatives(&self, op: &Op) -> u32 {
         match *op {
             Op::CondSignal { cond } => {
-                let n = self.conds.get(&cond).map_or(0, |ws| ws.iter().filter(|w| !w.signalled).count());
+                let n = self
+                    .conds
+                    .get(&cond)
+                    .map_or(0, |ws| ws.iter().filter(|w| !w.signalled).count());
                 n.max(1) as u32
             }
             _ => 1,
@@ -112,12 +123,18 @@ impl SyncState {
             }
             CondWait { cond, mutex, .. } => {
                 self.mutex_owner.remove(&mutex);
-                self.conds.entry(cond).or_default().push(CondWaiter { thread: t, signalled: false });
+                self.conds.entry(cond).or_default().push(CondWaiter {
+                    thread: t,
+                    signalled: false,
+                });
             }
             CondReacquire { cond, mutex, .. } => {
                 self.mutex_owner.insert(mutex, t);
                 let ws = self.conds.entry(cond).or_default();
-                let signalled = ws.iter().find(|w| w.thread == t).is_none_or(|w| w.signalled);
+                let signalled = ws
+                    .iter()
+                    .find(|w| w.thread == t)
+                    .is_none_or(|w| w.signalled);
                 ws.retain(|w| w.thread != t);
                 return (if signalled { 0 } else { ETIMEDOUT }, true);
             }
@@ -158,10 +175,19 @@ impl SyncState {
                 }
             }
             BarrierInit { obj, count } => {
-                self.barriers.insert(obj, Barrier { count, ..Barrier::default() });
+                self.barriers.insert(
+                    obj,
+                    Barrier {
+                        count,
+                        ..Barrier::default()
+                    },
+                );
             }
             BarrierWait { obj } => {
-                let b = self.barriers.entry(obj).or_insert(Barrier { count: 1, ..Barrier::default() });
+                let b = self.barriers.entry(obj).or_insert(Barrier {
+                    count: 1,
+                    ..Barrier::default()
+                });
                 b.arrived += 1;
                 if b.arrived >= b.count {
                     b.arrived = 0;
@@ -218,8 +244,16 @@ mod tests {
     #[test]
     fn signal_wakes_the_chosen_waiter_only() {
         let mut s = SyncState::default();
-        let wait = Op::CondWait { cond: C, mutex: M, timed: false };
-        let wake = Op::CondReacquire { cond: C, mutex: M, timed: false };
+        let wait = Op::CondWait {
+            cond: C,
+            mutex: M,
+            timed: false,
+        };
+        let wake = Op::CondReacquire {
+            cond: C,
+            mutex: M,
+            timed: false,
+        };
         s.apply(A, &wait, 0);
         s.apply(B, &wait, 0);
         assert!(!s.enabled(A, &wake, None) && !s.enabled(B, &wake, None));
@@ -234,8 +268,20 @@ mod tests {
     #[test]
     fn timed_wait_can_time_out() {
         let mut s = SyncState::default();
-        s.apply(A, &Op::CondWait { cond: C, mutex: M, timed: true }, 0);
-        let wake = Op::CondReacquire { cond: C, mutex: M, timed: true };
+        s.apply(
+            A,
+            &Op::CondWait {
+                cond: C,
+                mutex: M,
+                timed: true,
+            },
+            0,
+        );
+        let wake = Op::CondReacquire {
+            cond: C,
+            mutex: M,
+            timed: true,
+        };
         assert!(s.enabled(A, &wake, None));
         assert_eq!(s.apply(A, &wake, 0).0, ETIMEDOUT);
     }
@@ -254,10 +300,23 @@ mod tests {
     fn semaphore_counts() {
         let mut s = SyncState::default();
         s.apply(A, &Op::SemInit { obj: M, value: 1 }, 0);
-        let wait = Op::SemWait { obj: M, try_only: false };
+        let wait = Op::SemWait {
+            obj: M,
+            try_only: false,
+        };
         s.apply(A, &wait, 0);
         assert!(!s.enabled(B, &wait, None));
-        assert_eq!(s.apply(B, &Op::SemWait { obj: M, try_only: true }, 0), (EAGAIN, false));
+        assert_eq!(
+            s.apply(
+                B,
+                &Op::SemWait {
+                    obj: M,
+                    try_only: true
+                },
+                0
+            ),
+            (EAGAIN, false)
+        );
         s.apply(A, &Op::SemPost { obj: M }, 0);
         assert!(s.enabled(B, &wait, None));
     }

@@ -13,13 +13,21 @@ pub struct Plan {
 
 impl Plan {
     pub fn new(program: &Program, decoder: &'static dyn Decoder) -> Plan {
-        let mut sites: Vec<DecodedSite> = program.code.iter().flat_map(|s| decoder.decode(s)).collect();
+        let mut sites: Vec<DecodedSite> = program
+            .code
+            .iter()
+            .flat_map(|s| decoder.decode(s))
+            .collect();
         sites.sort_by_key(|s| s.site.offset);
         let stride = decoder.copy_stride();
         for (i, s) in sites.iter_mut().enumerate() {
             s.site.copy_off = (i * stride) as u32;
         }
-        Plan { sites, stride, decoder }
+        Plan {
+            sites,
+            stride,
+            decoder,
+        }
     }
 
     /// The wire table (sorted by address, as the runtime's binary search needs).

@@ -29,13 +29,27 @@ mod tests {
     use crate::event::{Pending, TargetAddr, ThreadId};
 
     fn ev(t: u32, op: Op) -> Event {
-        Event::from_pending(ThreadId(t), &Pending { op, pc: 0, hash: 0, site: 0 })
+        Event::from_pending(
+            ThreadId(t),
+            &Pending {
+                op,
+                pc: 0,
+                hash: 0,
+                site: 0,
+            },
+        )
     }
 
     #[test]
     fn byte_exact_conflicts() {
-        let x = |a: u64, size| Op::Store { addr: TargetAddr(a), size };
-        let r = |a: u64, size| Op::Load { addr: TargetAddr(a), size };
+        let x = |a: u64, size| Op::Store {
+            addr: TargetAddr(a),
+            size,
+        };
+        let r = |a: u64, size| Op::Load {
+            addr: TargetAddr(a),
+            size,
+        };
         // adjacent ints do not conflict; overlapping ones do
         assert!(!Sc.conflicts(&ev(1, x(0x1000, 4)), &ev(2, x(0x1004, 4))));
         assert!(Sc.conflicts(&ev(1, x(0x1000, 8)), &ev(2, r(0x1004, 1))));
@@ -45,10 +59,19 @@ mod tests {
 
     #[test]
     fn failed_cas_is_a_read() {
-        let cas = Op::Cas { addr: TargetAddr(0x10), size: 4 };
+        let cas = Op::Cas {
+            addr: TargetAddr(0x10),
+            size: 4,
+        };
         let mut a = ev(1, cas);
         a.wrote = false;
-        let b = ev(2, Op::Load { addr: TargetAddr(0x10), size: 4 });
+        let b = ev(
+            2,
+            Op::Load {
+                addr: TargetAddr(0x10),
+                size: 4,
+            },
+        );
         assert!(!Sc.conflicts(&a, &b));
         a.wrote = true;
         assert!(Sc.conflicts(&a, &b));

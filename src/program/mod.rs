@@ -52,11 +52,13 @@ fn bad(path: &Path, why: &str) -> InputError {
 
 impl Program {
     pub fn load(path: &Path) -> Result<Program, InputError> {
-        let meta = std::fs::metadata(path).map_err(|e| bad(path, &format!("cannot open: {}", io_reason(&e))))?;
+        let meta = std::fs::metadata(path)
+            .map_err(|e| bad(path, &format!("cannot open: {}", io_reason(&e))))?;
         if meta.is_dir() {
             return Err(bad(path, "is a directory, not a program"));
         }
-        let data = std::fs::read(path).map_err(|e| bad(path, &format!("cannot read: {}", io_reason(&e))))?;
+        let data = std::fs::read(path)
+            .map_err(|e| bad(path, &format!("cannot read: {}", io_reason(&e))))?;
         if data.starts_with(b"#!") {
             return Err(bad(path, "is a script, not a compiled program"));
         }
@@ -65,7 +67,10 @@ impl Program {
         }
         let elf = Elf::parse(&data).map_err(|e| bad(path, &format!("malformed ELF file ({e})")))?;
         if !elf.is_64 {
-            return Err(bad(path, "is a 32-bit program; only 64-bit x86-64 and ppc64le programs are supported"));
+            return Err(bad(
+                path,
+                "is a 32-bit program; only 64-bit x86-64 and ppc64le programs are supported",
+            ));
         }
         let arch = match (elf.header.e_machine, elf.little_endian) {
             (header::EM_X86_64, true) => Arch::X86_64,
@@ -73,29 +78,52 @@ impl Program {
             (m, _) => {
                 return Err(bad(
                     path,
-                    &format!("is built for {}; supported: x86-64 (and ppc64le later)", header::machine_to_str(m)),
+                    &format!(
+                        "is built for {}; supported: x86-64 (and ppc64le later)",
+                        header::machine_to_str(m)
+                    ),
                 ))
             }
         };
         if arch != Arch::X86_64 {
-            return Err(bad(path, "is a ppc64le program; POWER support is not built yet"));
+            return Err(bad(
+                path,
+                "is a ppc64le program; POWER support is not built yet",
+            ));
         }
-        let interp = elf.program_headers.iter().any(|p| p.p_type == program_header::PT_INTERP);
+        let interp = elf
+            .program_headers
+            .iter()
+            .any(|p| p.p_type == program_header::PT_INTERP);
         let pie = match elf.header.e_type {
             header::ET_EXEC => false,
             header::ET_DYN if interp => true,
             header::ET_DYN => return Err(bad(path, "is a shared library, not an executable")),
-            _ => return Err(bad(path, "is not an executable (ELF type is neither EXEC nor DYN)")),
+            _ => {
+                return Err(bad(
+                    path,
+                    "is not an executable (ELF type is neither EXEC nor DYN)",
+                ))
+            }
         };
         if !interp {
-            return Err(bad(path, "is statically linked; smc-run needs a dynamically linked program (glibc)"));
+            return Err(bad(
+                path,
+                "is statically linked; smc-run needs a dynamically linked program (glibc)",
+            ));
         }
         let imports_pthread_create = elf.dynsyms.iter().any(|s| {
             s.st_shndx == section_header::SHN_UNDEF as usize
-                && elf.dynstrtab.get_at(s.st_name).is_some_and(|n| n == "pthread_create")
+                && elf
+                    .dynstrtab
+                    .get_at(s.st_name)
+                    .is_some_and(|n| n == "pthread_create")
         });
         if !imports_pthread_create {
-            return Err(bad(path, "does not create threads (no pthread_create); there is nothing to interleave"));
+            return Err(bad(
+                path,
+                "does not create threads (no pthread_create); there is nothing to interleave",
+            ));
         }
         let mut code = Vec::new();
         for sh in &elf.section_headers {
@@ -106,12 +134,24 @@ impl Program {
             if !exec || glue || sh.sh_type != section_header::SHT_PROGBITS {
                 continue;
             }
-            let range = sh.file_range().ok_or_else(|| bad(path, "malformed section table"))?;
-            let bytes = data.get(range).ok_or_else(|| bad(path, "truncated file"))?.to_vec();
-            code.push(CodeSection { name: name.to_string(), addr: sh.sh_addr, bytes });
+            let range = sh
+                .file_range()
+                .ok_or_else(|| bad(path, "malformed section table"))?;
+            let bytes = data
+                .get(range)
+                .ok_or_else(|| bad(path, "truncated file"))?
+                .to_vec();
+            code.push(CodeSection {
+                name: name.to_string(),
+                addr: sh.sh_addr,
+                bytes,
+            });
         }
         if code.is_empty() {
-            return Err(bad(path, "has no code sections (section headers stripped?)"));
+            return Err(bad(
+                path,
+                "has no code sections (section headers stripped?)",
+            ));
         }
         let mut functions = Vec::new();
         let mut objects = Vec::new();
@@ -120,8 +160,14 @@ impl Program {
                 if s.st_value == 0 || s.st_shndx == section_header::SHN_UNDEF as usize {
                     continue;
                 }
-                let Some(name) = strtab.get_at(s.st_name).filter(|n| !n.is_empty()) else { continue };
-                let symbol = Symbol { addr: s.st_value, size: s.st_size, name: name.to_string() };
+                let Some(name) = strtab.get_at(s.st_name).filter(|n| !n.is_empty()) else {
+                    continue;
+                };
+                let symbol = Symbol {
+                    addr: s.st_value,
+                    size: s.st_size,
+                    name: name.to_string(),
+                };
                 match s.st_type() {
                     sym::STT_FUNC => functions.push(symbol),
                     sym::STT_OBJECT | sym::STT_TLS => objects.push(symbol),
@@ -134,7 +180,15 @@ impl Program {
             v.dedup_by(|a, b| a.addr == b.addr);
         }
         let lines = addr2line::Loader::new(path).ok();
-        Ok(Program { path: path.to_path_buf(), arch, pie, code, functions, objects, lines })
+        Ok(Program {
+            path: path.to_path_buf(),
+            arch,
+            pie,
+            code,
+            functions,
+            objects,
+            lines,
+        })
     }
 
     fn lookup(list: &[Symbol], addr: u64, allow_past_end: bool) -> Option<(&Symbol, u64)> {
@@ -147,25 +201,38 @@ impl Program {
     /// `function+0x12` for a code address (file virtual address).
     pub fn function_at(&self, addr: u64) -> Option<String> {
         let (s, off) = Self::lookup(&self.functions, addr, false)?;
-        Some(if off == 0 { s.name.clone() } else { format!("{}+{:#x}", s.name, off) })
+        Some(if off == 0 {
+            s.name.clone()
+        } else {
+            format!("{}+{:#x}", s.name, off)
+        })
     }
 
     /// The name of the function starting at `addr`.
     pub fn function_named_at(&self, addr: u64) -> Option<&str> {
-        Self::lookup(&self.functions, addr, false).filter(|(_, off)| *off == 0).map(|(s, _)| s.name.as_str())
+        Self::lookup(&self.functions, addr, false)
+            .filter(|(_, off)| *off == 0)
+            .map(|(s, _)| s.name.as_str())
     }
 
     /// `counter` or `table+16` for a data address (file virtual address).
     pub fn object_at(&self, addr: u64) -> Option<String> {
         let (s, off) = Self::lookup(&self.objects, addr, false)?;
-        Some(if off == 0 { s.name.clone() } else { format!("{}+{}", s.name, off) })
+        Some(if off == 0 {
+            s.name.clone()
+        } else {
+            format!("{}+{}", s.name, off)
+        })
     }
 
     /// `file.c:12` for a code address, when the program has DWARF line information.
     pub fn line_at(&self, addr: u64) -> Option<String> {
         let loc = self.lines.as_ref()?.find_location(addr).ok()??;
         let file = loc.file?;
-        let short = Path::new(file).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(file.to_string());
+        let short = Path::new(file)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or(file.to_string());
         Some(match loc.line {
             Some(l) => format!("{short}:{l}"),
             None => short,

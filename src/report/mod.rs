@@ -23,7 +23,10 @@ impl Symbolizer<'_> {
     /// `main+0x1c (sb.c:12)` or the bare address.
     pub fn code(&self, pc: u64) -> String {
         let fa = self.file_addr(pc);
-        let mut s = self.program.function_at(fa).unwrap_or_else(|| format!("{pc:#x}"));
+        let mut s = self
+            .program
+            .function_at(fa)
+            .unwrap_or_else(|| format!("{pc:#x}"));
         if let Some(line) = self.program.line_at(fa) {
             s.push_str(&format!(" ({line})"));
         }
@@ -40,7 +43,9 @@ impl Symbolizer<'_> {
 
     /// `counter`, `table+16`, or the address.
     pub fn data(&self, addr: u64) -> String {
-        self.program.object_at(self.file_addr(addr)).unwrap_or_else(|| format!("{addr:#x}"))
+        self.program
+            .object_at(self.file_addr(addr))
+            .unwrap_or_else(|| format!("{addr:#x}"))
     }
 
     fn symbol(&self, addr: u64) -> Option<String> {
@@ -53,7 +58,9 @@ fn thread_label(sym: &Symbolizer, threads: &[ThreadInfo], t: ThreadId) -> String
     let name = if t == ThreadId::MAIN {
         Some("main".to_string())
     } else {
-        sym.program.function_named_at(sym.file_addr(start)).map(str::to_string)
+        sym.program
+            .function_named_at(sym.file_addr(start))
+            .map(str::to_string)
     };
     match name {
         Some(n) => format!("{t} {n}"),
@@ -70,35 +77,73 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
     let sym_of = |a: crate::event::TargetAddr| format!("&{}", sym.data(a.0));
     match e.op {
         Op::Load { addr, size } | Op::RmwLoad { addr, size } => {
-            format!("{} {} ({size} B) -> {}", e.op.kind_name(), sym.data(addr.0), v(e.value_read))
+            format!(
+                "{} {} ({size} B) -> {}",
+                e.op.kind_name(),
+                sym.data(addr.0),
+                v(e.value_read)
+            )
         }
         Op::Store { addr, size } | Op::RmwStore { addr, size } => {
-            format!("{} {} ({size} B) <- {}", e.op.kind_name(), sym.data(addr.0), v(e.value_written))
+            format!(
+                "{} {} ({size} B) <- {}",
+                e.op.kind_name(),
+                sym.data(addr.0),
+                v(e.value_written)
+            )
         }
         Op::Rmw { addr, size } => {
-            format!("atomic-rmw {} ({size} B) {} -> {}", sym.data(addr.0), v(e.value_read), v(e.value_written))
+            format!(
+                "atomic-rmw {} ({size} B) {} -> {}",
+                sym.data(addr.0),
+                v(e.value_read),
+                v(e.value_written)
+            )
         }
         Op::Cas { addr, size } if e.wrote => {
-            format!("cas {} ({size} B) {} -> {}", sym.data(addr.0), v(e.value_read), v(e.value_written))
+            format!(
+                "cas {} ({size} B) {} -> {}",
+                sym.data(addr.0),
+                v(e.value_read),
+                v(e.value_written)
+            )
         }
-        Op::Cas { addr, size } => format!("cas {} ({size} B) failed, read {}", sym.data(addr.0), v(e.value_read)),
+        Op::Cas { addr, size } => format!(
+            "cas {} ({size} B) failed, read {}",
+            sym.data(addr.0),
+            v(e.value_read)
+        ),
         Op::Join { slot } => {
-            let t = cx.threads.get(slot as usize).map_or("?".to_string(), |i| i.id.to_string());
+            let t = cx
+                .threads
+                .get(slot as usize)
+                .map_or("?".to_string(), |i| i.id.to_string());
             format!("pthread_join({t})")
         }
         Op::ProcessExit { status } => format!("exit({status})"),
-        Op::MutexLock { obj } | Op::MutexUnlock { obj } | Op::CondSignal { cond: obj } | Op::CondBroadcast { cond: obj } => {
+        Op::MutexLock { obj }
+        | Op::MutexUnlock { obj }
+        | Op::CondSignal { cond: obj }
+        | Op::CondBroadcast { cond: obj } => {
             format!("{}({})", e.op.kind_name(), sym_of(obj))
         }
         Op::MutexTryLock { obj: o } => {
-            format!("mutex_trylock({}) = {}", sym_of(o), if e.wrote { "acquired" } else { "busy" })
+            format!(
+                "mutex_trylock({}) = {}",
+                sym_of(o),
+                if e.wrote { "acquired" } else { "busy" }
+            )
         }
         Op::CondWait { cond, mutex, .. } | Op::CondReacquire { cond, mutex, .. } => {
             format!("{}({}, {})", e.op.kind_name(), sym_of(cond), sym_of(mutex))
         }
         Op::Assume { cond } => format!("assume({})", cond as u8),
         _ => match e.op.footprint(true).iter().next() {
-            Some(a) => format!("{}({})", e.op.kind_name(), sym_of(crate::event::TargetAddr(a.addr))),
+            Some(a) => format!(
+                "{}({})",
+                e.op.kind_name(),
+                sym_of(crate::event::TargetAddr(a.addr))
+            ),
             None => e.op.kind_name().to_string(),
         },
     }
@@ -116,13 +161,36 @@ fn location(sym: &Symbolizer, e: &Event) -> String {
 pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
     let mut out = String::new();
     out.push_str(&format!("counterexample ({} events):\n", cx.trace.len()));
-    for (i, e) in cx.trace.iter().enumerate() {
-        let who = thread_label(sym, &cx.threads, e.thread);
-        out.push_str(&format!("  {:>4}  {:<14} {:<44} {}\n", i + 1, who, describe(sym, cx, e), location(sym, e)));
+    let w = cx
+        .threads
+        .iter()
+        .map(|t| thread_label(sym, &cx.threads, t.id).len())
+        .max()
+        .unwrap_or(0);
+    let rows: Vec<(String, String, String)> = cx
+        .trace
+        .iter()
+        .map(|e| {
+            (
+                thread_label(sym, &cx.threads, e.thread),
+                describe(sym, cx, e),
+                location(sym, e),
+            )
+        })
+        .collect();
+    let dw = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    for (i, (who, what, at)) in rows.iter().enumerate() {
+        out.push_str(format!("  {:>4}  {who:<w$}  {what:<dw$}  {at}", i + 1).trim_end());
+        out.push('\n');
     }
     if let Some((t, pc, addr)) = cx.fault {
+        let data = if cx.signal.is_some() {
+            format!(" (data address {addr:#x})")
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "  at the end: {} at {} (data address {addr:#x})\n",
+            "  failed: {} at {}{data}\n",
             thread_label(sym, &cx.threads, t),
             sym.code(pc)
         ));
@@ -130,12 +198,14 @@ pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
     for th in &cx.threads {
         if let Some(p) = &th.pending {
             let e = Event::from_pending(th.id, p);
-            out.push_str(&format!(
-                "  waiting: {:<14} {:<44} {}\n",
+            let line = format!(
+                "  waiting: {:<w$}  {}  {}",
                 thread_label(sym, &cx.threads, th.id),
                 describe(sym, cx, &e),
                 location(sym, &e)
-            ));
+            );
+            out.push_str(line.trim_end());
+            out.push('\n');
         }
     }
     out

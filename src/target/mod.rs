@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use crate::channel::{self, err, futex_wait, futex_wake, init, slot_state, Channel, MAX_THREADS};
 use crate::engine::{
-    Ended, ExecError, Executed, Executor, ProcessEnd, RuntimeError, RuntimeErrorKind, SlotState, SlotView, Snapshot,
+    Ended, ExecError, Executed, Executor, ProcessEnd, RuntimeError, RuntimeErrorKind, SlotState,
+    SlotView, Snapshot,
 };
 use crate::instrument::Plan;
 
@@ -74,13 +75,20 @@ fn runtime_memfd() -> std::io::Result<File> {
 
 impl NativeTarget {
     pub fn start(path: &Path, plan: Plan, opts: &Options) -> Result<NativeTarget, StartError> {
-        let flags = if opts.fences_visible { channel::FLAG_FENCES_VISIBLE } else { 0 };
+        let flags = if opts.fences_visible {
+            channel::FLAG_FENCES_VISIBLE
+        } else {
+            0
+        };
         let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
         let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
         let mut cmd = Command::new(path);
         cmd.args(&opts.args)
-            .env("LD_PRELOAD", format!("/proc/self/fd/{}", runtime.as_raw_fd()))
+            .env(
+                "LD_PRELOAD",
+                format!("/proc/self/fd/{}", runtime.as_raw_fd()),
+            )
             .env("SMC_CHANNEL_FD", ch.fd().to_string())
             .env("LD_BIND_NOW", "1")
             .stdin(Stdio::null())
@@ -94,7 +102,9 @@ impl NativeTarget {
                 Ok(())
             });
         }
-        let server = cmd.spawn().map_err(|e| format!("{}: cannot start: {e}", path.display()))?;
+        let server = cmd
+            .spawn()
+            .map_err(|e| format!("{}: cannot start: {e}", path.display()))?;
         let mut t = NativeTarget {
             ch,
             server,
@@ -116,7 +126,12 @@ impl NativeTarget {
             let seq = self.ch.sup_futex().load(SeqCst);
             match self.ch.init_state().load(SeqCst) {
                 s if s == want => return Ok(()),
-                init::FAILED => return Err(format!("the runtime could not start: {}", self.ch.err_msg())),
+                init::FAILED => {
+                    return Err(format!(
+                        "the runtime could not start: {}",
+                        self.ch.err_msg()
+                    ))
+                }
                 _ => {}
             }
             if let Ok(Some(st)) = self.server.try_wait() {
@@ -143,7 +158,8 @@ impl NativeTarget {
         self.load_bias = self.ch.header().load_bias;
         self.tramp = self.ch.header().tramp_addr;
         let tramp = self.tramp;
-        self.plan.write_copies(self.load_bias, tramp, self.ch.code_area())?;
+        self.plan
+            .write_copies(self.load_bias, tramp, self.ch.code_area())?;
         self.ch.init_state().store(init::CODE, SeqCst);
         futex_wake(self.ch.init_state());
         self.wait_init(init::READY)
@@ -175,16 +191,27 @@ impl NativeTarget {
     fn snapshot(&self, done: bool) -> Result<Snapshot, ExecError> {
         let n = self.nthreads()?;
         let mut slots = Vec::with_capacity(n);
+        let h = self.ch.header();
+        let reported = self.ch.err_kind().load(SeqCst) != err::NONE;
         for i in 0..n {
             let s = self.ch.slot(i);
+            let mut fresh = true;
             let state = match self.ch.slot_state(i).load(SeqCst) {
-                slot_state::STOPPED => SlotState::Stopped(self.ch.pending(i).ok_or_else(|| corrupted("pending event"))?),
+                slot_state::STOPPED => SlotState::Stopped(
+                    self.ch
+                        .pending(i)
+                        .ok_or_else(|| corrupted("pending event"))?,
+                ),
                 slot_state::EXITED => SlotState::Exited,
-                // the process is gone; a thread that was running has ended with it
-                slot_state::RUNNING if done => SlotState::Exited,
+                // The process is gone; a thread that was running ended with it. Its results
+                // are fresh only if it reported the error (the runtime publishes them then).
+                slot_state::RUNNING if done => {
+                    fresh = reported && h.err_slot as usize == i;
+                    SlotState::Exited
+                }
                 _ => return Err(corrupted("thread state")),
             };
-            let f = s.prev_flags;
+            let f = if fresh { s.prev_flags } else { 0 };
             let prev = (f & channel::PREV_VALID != 0).then(|| Executed {
                 wrote: f & channel::PREV_WROTE != 0,
                 read: (f & channel::PREV_READ != 0).then_some(s.prev_read),
@@ -194,7 +221,11 @@ impl NativeTarget {
             if parent as usize >= n {
                 return Err(corrupted("thread parent"));
             }
-            slots.push(SlotView { parent, state, prev });
+            slots.push(SlotView {
+                parent,
+                state,
+                prev,
+            });
         }
         let ended = if done { Some(self.ended(n)?) } else { None };
         Ok(Snapshot { slots, ended })
@@ -221,7 +252,9 @@ impl NativeTarget {
             err::NONE => None,
             err::ASSERT => Some(error(RuntimeErrorKind::Assertion)),
             err::VERIFIER => Some(error(RuntimeErrorKind::Verifier)),
-            err::SIGNAL if (1..65).contains(&h.err_signal) => Some(error(RuntimeErrorKind::Signal(h.err_signal as i32))),
+            err::SIGNAL if (1..65).contains(&h.err_signal) => {
+                Some(error(RuntimeErrorKind::Signal(h.err_signal as i32)))
+            }
             err::UNSUPPORTED => {
                 let what = self
                     .plan
@@ -237,7 +270,12 @@ impl NativeTarget {
                     "string and gather instructions are not modelled yet"
                 )));
             }
-            err::RUNTIME => return Err(ExecError::Fatal(format!("runtime failure: {}", self.ch.err_msg()))),
+            err::RUNTIME => {
+                return Err(ExecError::Fatal(format!(
+                    "runtime failure: {}",
+                    self.ch.err_msg()
+                )))
+            }
             _ => return Err(corrupted("error report")),
         };
         Ok(Ended { how, error })
@@ -297,7 +335,9 @@ impl NativeTarget {
         let deadline = Instant::now() + limit;
         while self.ch.exec_done().load(SeqCst) == 0 {
             if Instant::now() > deadline {
-                return Err(ExecError::Fatal("an execution could not be stopped".to_string()));
+                return Err(ExecError::Fatal(
+                    "an execution could not be stopped".to_string(),
+                ));
             }
             if let Ok(Some(st)) = self.server.try_wait() {
                 return Err(ExecError::Fatal(format!("the fork server died ({st})")));
@@ -320,7 +360,9 @@ impl NativeTarget {
 }
 
 fn corrupted(what: &str) -> ExecError {
-    ExecError::Fatal(format!("channel corrupted: the program overwrote the checker's {what}"))
+    ExecError::Fatal(format!(
+        "channel corrupted: the program overwrote the checker's {what}"
+    ))
 }
 
 impl Executor for NativeTarget {
@@ -339,7 +381,9 @@ impl Executor for NativeTarget {
     fn step(&mut self, slot: u32, reply: u64) -> Result<Snapshot, ExecError> {
         let i = slot as usize;
         if i >= self.nthreads()? || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED {
-            return Err(ExecError::Fatal(format!("internal: slot {slot} is not waiting")));
+            return Err(ExecError::Fatal(format!(
+                "internal: slot {slot} is not waiting"
+            )));
         }
         self.ch.set_reply(i, reply);
         self.resume(i);

@@ -2,8 +2,9 @@
 //! out-of-line copies with its BlockEncoder.
 
 use iced_x86::{
-    BlockEncoder, BlockEncoderOptions, Code, CodeSize, Decoder as IcedDecoder, DecoderOptions, Formatter, Instruction,
-    InstructionBlock, InstructionInfoFactory, IntelFormatter, Mnemonic, OpAccess, Register, UsedMemory,
+    BlockEncoder, BlockEncoderOptions, Code, CodeSize, Decoder as IcedDecoder, DecoderOptions,
+    Formatter, Instruction, InstructionBlock, InstructionInfoFactory, IntelFormatter, Mnemonic,
+    OpAccess, Register, UsedMemory,
 };
 
 use crate::channel::{site_kind, Site, REG_NONE, REG_RIP};
@@ -43,7 +44,10 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
         scale: 1,
         ..Site::default()
     };
-    if matches!(i.mnemonic(), Mnemonic::Mfence | Mnemonic::Lfence | Mnemonic::Sfence) {
+    if matches!(
+        i.mnemonic(),
+        Mnemonic::Mfence | Mnemonic::Lfence | Mnemonic::Sfence
+    ) {
         site.kind = site_kind::FENCE;
         return Some(site);
     }
@@ -79,7 +83,11 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
     let (base, b32) = gpr_number(m.base()).unwrap_or((REG_NONE, false));
     let (index, i32_) = gpr_number(m.index()).unwrap_or((REG_NONE, false));
     let vector_index = m.index() != Register::None && !m.index().is_gpr();
-    site.base = if m.base() == Register::None { REG_RIP } else { base };
+    site.base = if m.base() == Register::None {
+        REG_RIP
+    } else {
+        base
+    };
     site.index = index;
     site.scale = m.scale() as u8;
     site.disp = m.displacement() as i64;
@@ -109,7 +117,8 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
 
 impl Decoder for X86_64 {
     fn decode(&self, section: &CodeSection) -> Vec<DecodedSite> {
-        let mut decoder = IcedDecoder::with_ip(64, &section.bytes, section.addr, DecoderOptions::NONE);
+        let mut decoder =
+            IcedDecoder::with_ip(64, &section.bytes, section.addr, DecoderOptions::NONE);
         let mut info = InstructionInfoFactory::new();
         let mut fmt = IntelFormatter::new();
         let mut out = Vec::new();
@@ -119,12 +128,21 @@ impl Decoder for X86_64 {
             if instr.is_invalid() {
                 continue;
             }
-            let Some(site) = classify(&instr, &mut info) else { continue };
+            let Some(site) = classify(&instr, &mut info) else {
+                continue;
+            };
             let start = (instr.ip() - section.addr) as usize;
             let bytes = section.bytes[start..start + instr.len()].to_vec();
             let mut text = String::new();
             fmt.format(&instr, &mut text);
-            out.push(DecodedSite { site: Site { orig: bytes[0], ..site }, bytes, text });
+            out.push(DecodedSite {
+                site: Site {
+                    orig: bytes[0],
+                    ..site
+                },
+                bytes,
+                text,
+            });
         }
         out
     }
@@ -133,13 +151,17 @@ impl Decoder for X86_64 {
         let ip = site.site.offset.wrapping_add(bias);
         let mut d = IcedDecoder::with_ip(64, &site.bytes, ip, DecoderOptions::NONE);
         let instr = d.decode();
-        let back = Instruction::with_branch(Code::Jmp_rel32_64, ip + instr.len() as u64).map_err(|e| e.to_string())?;
+        let back = Instruction::with_branch(Code::Jmp_rel32_64, ip + instr.len() as u64)
+            .map_err(|e| e.to_string())?;
         let code = [instr, back];
         let block = InstructionBlock::new(&code, at);
         let enc = BlockEncoder::encode(64, block, BlockEncoderOptions::NONE)
             .map_err(|e| format!("cannot relocate `{}` at {ip:#x}: {e}", site.text))?;
         if enc.code_buffer.len() > self.copy_stride() {
-            return Err(format!("relocated `{}` at {ip:#x} does not fit its slot", site.text));
+            return Err(format!(
+                "relocated `{}` at {ip:#x} does not fit its slot",
+                site.text
+            ));
         }
         Ok(enc.code_buffer)
     }
@@ -169,17 +191,32 @@ mod tests {
     fn loads_and_stores() {
         // mov eax, [rip+0x10]: a load of a global, rip-relative -> absolute address
         let s = check(&[0x8b, 0x05, 0x10, 0, 0, 0]).unwrap();
-        assert_eq!((s.kind, s.size, s.base, s.disp), (site_kind::LOAD, 4, REG_RIP, 0x1016));
+        assert_eq!(
+            (s.kind, s.size, s.base, s.disp),
+            (site_kind::LOAD, 4, REG_RIP, 0x1016)
+        );
         // mov dword [rdx], eax
         let s = check(&[0x89, 0x02]).unwrap();
-        assert_eq!((s.kind, s.size, s.base, s.index), (site_kind::STORE, 4, 2, REG_NONE));
+        assert_eq!(
+            (s.kind, s.size, s.base, s.index),
+            (site_kind::STORE, 4, 2, REG_NONE)
+        );
         // mov qword [rax+rbx*8+0x20], rcx
         let s = check(&[0x48, 0x89, 0x4c, 0xd8, 0x20]).unwrap();
-        assert_eq!((s.base, s.index, s.scale, s.disp, s.size), (0, 3, 8, 0x20, 8));
+        assert_eq!(
+            (s.base, s.index, s.scale, s.disp, s.size),
+            (0, 3, 8, 0x20, 8)
+        );
         // movzx eax, byte [rdi]
-        assert_eq!(check(&[0x0f, 0xb6, 0x07]).map(|s| (s.kind, s.size)), Some((site_kind::LOAD, 1)));
+        assert_eq!(
+            check(&[0x0f, 0xb6, 0x07]).map(|s| (s.kind, s.size)),
+            Some((site_kind::LOAD, 1))
+        );
         // movdqu xmm0, [rsi] (SSE 16 bytes)
-        assert_eq!(check(&[0xf3, 0x0f, 0x6f, 0x06]).map(|s| (s.kind, s.size)), Some((site_kind::LOAD, 16)));
+        assert_eq!(
+            check(&[0xf3, 0x0f, 0x6f, 0x06]).map(|s| (s.kind, s.size)),
+            Some((site_kind::LOAD, 16))
+        );
         // cmp dword [rip+0], 0: a load
         assert_eq!(kind(&[0x83, 0x3d, 0, 0, 0, 0, 0]), Some(site_kind::LOAD));
     }
@@ -206,7 +243,10 @@ mod tests {
     #[test]
     fn read_modify_writes() {
         assert_eq!(kind(&[0x83, 0x05, 0, 0, 0, 0, 0x01]), Some(site_kind::RMW)); // add dword [rip], 1
-        assert_eq!(kind(&[0xf0, 0x83, 0x05, 0, 0, 0, 0, 0x01]), Some(site_kind::ATOMIC)); // lock add
+        assert_eq!(
+            kind(&[0xf0, 0x83, 0x05, 0, 0, 0, 0, 0x01]),
+            Some(site_kind::ATOMIC)
+        ); // lock add
         assert_eq!(kind(&[0x87, 0x07]), Some(site_kind::ATOMIC)); // xchg [rdi], eax (implicitly locked)
         assert_eq!(kind(&[0xf0, 0x0f, 0xb1, 0x17]), Some(site_kind::CAS)); // lock cmpxchg [rdi], edx
         assert_eq!(kind(&[0xf0, 0x48, 0x0f, 0xc7, 0x0f]), Some(site_kind::CAS2)); // lock cmpxchg16b [rdi]
@@ -223,15 +263,27 @@ mod tests {
     #[test]
     fn relocated_copy_reaches_rip_relative_operand_and_returns() {
         let bytes = vec![0x8b, 0x05, 0x10, 0, 0, 0]; // mov eax, [rip+0x10] at 0x1000
-        let ds = DecodedSite { site: check(&bytes).unwrap(), bytes, text: String::new() };
+        let ds = DecodedSite {
+            site: check(&bytes).unwrap(),
+            bytes,
+            text: String::new(),
+        };
         // loaded at bias 0x5000_0000: the copy addresses the global as loaded
         let code = X86_64.relocate(&ds, 0x5000_0000, 0x5100_0000).unwrap();
         let mut d = IcedDecoder::with_ip(64, &code, 0x5100_0000, DecoderOptions::NONE);
         let a = d.decode();
         assert_eq!(a.mnemonic(), Mnemonic::Mov);
-        assert_eq!(a.memory_displacement64(), 0x5000_1016, "still addresses the same global");
+        assert_eq!(
+            a.memory_displacement64(),
+            0x5000_1016,
+            "still addresses the same global"
+        );
         let b = d.decode();
         assert_eq!(b.mnemonic(), Mnemonic::Jmp);
-        assert_eq!(b.near_branch_target(), 0x5000_1006, "jumps back after the original");
+        assert_eq!(
+            b.near_branch_target(),
+            0x5000_1006,
+            "jumps back after the original"
+        );
     }
 }

@@ -12,7 +12,9 @@ pub fn checker() -> &'static str {
 }
 
 pub fn source(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(name)
 }
 
 /// A scratch directory for one test, removed when dropped.
@@ -37,7 +39,11 @@ impl Drop for Scratch {
 /// at both when it is installed.
 pub fn builds() -> Vec<(&'static str, &'static str)> {
     let mut v = vec![("gcc", "-O0"), ("gcc", "-O2")];
-    if Command::new("clang").arg("--version").output().is_ok_and(|o| o.status.success()) {
+    if Command::new("clang")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
         v.push(("clang", "-O0"));
         v.push(("clang", "-O2"));
     }
@@ -70,10 +76,16 @@ pub struct Run {
 
 impl Run {
     pub fn verdict(&self) -> &str {
-        self.json.as_ref().and_then(|j| j["verdict"].as_str()).unwrap_or("<no json>")
+        self.json
+            .as_ref()
+            .and_then(|j| j["verdict"].as_str())
+            .unwrap_or("<no json>")
     }
     pub fn executions(&self) -> u64 {
-        self.json.as_ref().and_then(|j| j["executions"].as_u64()).unwrap_or(u64::MAX)
+        self.json
+            .as_ref()
+            .and_then(|j| j["executions"].as_u64())
+            .unwrap_or(u64::MAX)
     }
     pub fn error_kind(&self) -> Option<&str> {
         self.json.as_ref().and_then(|j| j["error"]["kind"].as_str())
@@ -81,9 +93,15 @@ impl Run {
 }
 
 pub fn run(args: &[&str]) -> Run {
-    let out = Command::new(checker()).args(args).output().expect("cannot run smc-run");
+    let out = Command::new(checker())
+        .args(args)
+        .output()
+        .expect("cannot run smc-run");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let json = stdout.lines().last().and_then(|l| serde_json::from_str(l).ok());
+    let json = stdout
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok());
     Run {
         status: out.status.code().unwrap_or(-1),
         stdout,
