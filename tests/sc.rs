@@ -214,3 +214,20 @@ fn step_bound_gives_bounded_verdict() {
     let r = check(&source("sb.c"), "sc", &["--max-steps", "4"]);
     assert_eq!((r.verdict(), r.status), ("bounded", 3), "{}", r.stdout);
 }
+
+#[test]
+fn failed_assumption_drops_the_execution() {
+    // the racy counter, assuming no update is lost: of its four traces, the two serial ones
+    // complete and the two lost-update ones are dropped
+    let scratch = Scratch::new("assume");
+    let src = scratch.0.join("assume.c");
+    let text = std::fs::read_to_string(source("racy_counter.c")).unwrap();
+    let text = text
+        .replace("#include <pthread.h>", "#include <pthread.h>\n#include \"smc_verifier.h\"")
+        .replace("    assert(counter == 2);", "    __VERIFIER_assume(counter == 2);\n    assert(counter == 2);");
+    std::fs::write(&src, text).unwrap();
+    let r = check(&src, "sc", &[]);
+    assert_eq!(r.verdict(), "ok", "{}{}", r.stdout, r.stderr);
+    let j = r.json.unwrap();
+    assert_eq!((j["executions"].as_u64(), j["blocked"].as_u64()), (Some(2), Some(2)), "{j}");
+}

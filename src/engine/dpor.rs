@@ -103,7 +103,6 @@ struct ThreadRun {
     last_event: Option<usize>,
     /// Loads since the thread's last effect: (pc, state hash, address, size).
     window: Vec<(u64, u64, u64, u32)>,
-    assume_blocked: bool,
     /// Position of its open `__VERIFIER_atomic_begin`.
     atomic_begin: Option<usize>,
 }
@@ -537,7 +536,6 @@ impl Explorer<'_> {
             Op::ProcessExit { .. } => run.process_exit = Some(pos),
             Op::AtomicBegin => run.thread(t).atomic_begin = Some(pos),
             Op::AtomicEnd => run.thread(t).atomic_begin = None,
-            Op::Assume { cond: false } => run.thread(t).assume_blocked = true,
             _ => {}
         }
     }
@@ -594,8 +592,9 @@ impl Explorer<'_> {
         if live.is_empty() {
             return RunEnd::Complete; // every thread left; the process exits on its own
         }
-        if live.iter().any(|t| run.threads[t.index()].assume_blocked) {
-            return RunEnd::Blocked;
+        let assumed = |t: &ThreadId| matches!(run.threads[t.index()].pending, Some(Pending { op: Op::Assume { cond: false }, .. }));
+        if live.iter().any(assumed) {
+            return RunEnd::Blocked; // an __VERIFIER_assume failed: this execution does not count
         }
         let spinning: Vec<ThreadId> = live.iter().copied().filter(|&t| run.awaiting(t)).collect();
         let (kind, message) = if spinning.is_empty() {
@@ -658,6 +657,7 @@ impl Explorer<'_> {
             RuntimeErrorKind::Signal(sig) => {
                 let msg = match sig {
                     libc::SIGABRT => "abort() called".to_string(),
+                    libc::SIGFPE | libc::SIGILL | libc::SIGTRAP => signal_name(sig).to_string(),
                     _ => format!("{} at address {:#x}", signal_name(sig), err.addr),
                 };
                 RunEnd::Error(self.counterexample(run, ErrorKind::Crash, msg, fault, Some(sig)))
