@@ -223,11 +223,21 @@ fn failed_assumption_drops_the_execution() {
     let src = scratch.0.join("assume.c");
     let text = std::fs::read_to_string(source("racy_counter.c")).unwrap();
     let text = text
-        .replace("#include <pthread.h>", "#include <pthread.h>\n#include \"smc_verifier.h\"")
-        .replace("    assert(counter == 2);", "    __VERIFIER_assume(counter == 2);\n    assert(counter == 2);");
+        .replace(
+            "#include <pthread.h>",
+            "#include <pthread.h>\n#include \"smc_verifier.h\"",
+        )
+        .replace(
+            "    assert(counter == 2);",
+            "    __VERIFIER_assume(counter == 2);\n    assert(counter == 2);",
+        );
     std::fs::write(&src, text).unwrap();
     let r = check(&src, "sc", &[]);
     assert_eq!(r.verdict(), "ok", "{}{}", r.stdout, r.stderr);
     let j = r.json.unwrap();
-    assert_eq!((j["executions"].as_u64(), j["blocked"].as_u64()), (Some(2), Some(2)), "{j}");
+    assert_eq!(
+        (j["executions"].as_u64(), j["blocked"].as_u64()),
+        (Some(2), Some(2)),
+        "{j}"
+    );
 }

@@ -95,9 +95,10 @@ impl Mock {
             .map(|i| SlotView {
                 parent: self.slots[i].2,
                 state: match self.op_of(i) {
+                    // a distinct pc per operation: no two loads look like an await loop
                     Some(op) => SlotState::Stopped(Pending {
                         op,
-                        pc: 0x1000 + i as u64,
+                        pc: 0x1000 + 0x100 * i as u64 + self.slots[i].1 as u64,
                         hash: 0,
                         site: 0,
                     }),
