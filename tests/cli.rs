@@ -103,15 +103,7 @@ fn no_process_is_left_behind() {
 #[test]
 fn interrupt_stops_everything() {
     let scratch = Scratch::new("interrupt");
-    let src = scratch.0.join("forever.c");
-    // a thread that computes forever without touching shared memory
-    std::fs::write(
-        &src,
-        "#include <pthread.h>\nstatic void *spin(void *a) { volatile long n = 0; for (;;) n++; return a; }\n\
-         int main(void) { pthread_t t; pthread_create(&t, 0, spin, 0); pthread_join(t, 0); return 0; }\n",
-    )
-    .unwrap();
-    let bin = compile(&scratch, &src, "gcc", &["-O2"]);
+    let bin = compile(&scratch, &source("local_spin.c"), "gcc", &["-O2"]);
     let mut child = Command::new(common::checker())
         .arg(&bin)
         .stdout(Stdio::null())
@@ -142,14 +134,7 @@ fn interrupt_stops_everything() {
 #[test]
 fn endless_local_loop_is_a_hang() {
     let scratch = Scratch::new("hang");
-    let src = scratch.0.join("forever.c");
-    std::fs::write(
-        &src,
-        "#include <pthread.h>\nstatic void *spin(void *a) { volatile long n = 0; for (;;) n++; return a; }\n\
-         int main(void) { pthread_t t; pthread_create(&t, 0, spin, 0); pthread_join(t, 0); return 0; }\n",
-    )
-    .unwrap();
-    let bin = compile(&scratch, &src, "gcc", &["-O2"]);
+    let bin = compile(&scratch, &source("local_spin.c"), "gcc", &["-O2"]);
     let r = common::check(&bin, "sc", &["--exec-timeout", "0.5"]);
     assert_eq!(
         (r.error_kind(), r.status),
