@@ -11,9 +11,11 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 1
+#define SMC_CHANNEL_VERSION 2
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
+#define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
+#define SMC_MAX_COMMITS 512 /* queued buffer updates */
 
 /* Operations a thread can announce (smc_slot.op). */
 enum smc_op {
@@ -24,7 +26,7 @@ enum smc_op {
     SMC_OP_CAS = 4,           /* atomic compare-exchange; result says whether it wrote */
     SMC_OP_RMW_LOAD = 5,      /* first half of a non-atomic read-modify-write */
     SMC_OP_RMW_STORE = 6,     /* its second half */
-    SMC_OP_FENCE = 7,
+    SMC_OP_FENCE = 7,         /* arg: 1 mfence, 2 sfence, 3 lfence */
     SMC_OP_THREAD_START = 10,
     SMC_OP_THREAD_EXIT = 11,
     SMC_OP_SPAWN = 12,        /* pthread_create; reply: nothing, the child gets the next slot */
@@ -68,7 +70,7 @@ enum smc_site_kind {
     SMC_SITE_ATOMIC = 4,     /* locked RMW or xchg: one atomic event */
     SMC_SITE_CAS = 5,        /* lock cmpxchg (8/16/32/64 bit) */
     SMC_SITE_CAS2 = 6,       /* lock cmpxchg8b / cmpxchg16b */
-    SMC_SITE_FENCE = 7,
+    SMC_SITE_FENCE = 7,      /* size holds the fence kind: 1 mfence, 2 sfence, 3 lfence */
     SMC_SITE_UNSUPPORTED = 8,/* cannot be executed faithfully on shared memory */
 };
 
@@ -112,14 +114,32 @@ struct smc_slot {
     uint64_t prev_written; /* value in memory after the previously executed event wrote */
     uint32_t prev_flags;   /* SMC_PREV_* */
     uint32_t site;         /* site index + 1 of the pending event, 0 if none */
-    uint64_t pad[2];
+    /* Store buffers (SMC_FLAG_BUFFERED): a load sees `patch` over memory where `patch_mask`
+     * has a bit (bit i = byte i of the access); a store only tentatively writes memory: at the
+     * thread's next stop the runtime copies what it wrote into `stored` and undoes it. */
+    uint64_t patch_mask;
+    uint32_t stored_size;
+    uint32_t pad;
+    uint8_t patch[SMC_MAX_ACCESS];
+    uint8_t stored[SMC_MAX_ACCESS];
+};
+
+/* A buffered store reaching memory; queued by the supervisor, written by the next thread that
+ * resumes, before it does anything else. */
+struct smc_commit {
+    uint64_t addr;
+    uint32_t size;
+    uint32_t pad;
+    uint8_t bytes[SMC_MAX_ACCESS];
 };
 
 #define SMC_PREV_WROTE 1u /* the previous event did write (a CAS that succeeded) */
 #define SMC_PREV_VALID 2u /* prev_* describe an executed event */
 #define SMC_PREV_READ 4u  /* the previous event did read (prev_read is valid) */
+#define SMC_PREV_STORED 8u /* the previous event was a buffered store; `stored` holds its bytes */
 
 #define SMC_FLAG_FENCES_VISIBLE 1u /* report fences as events */
+#define SMC_FLAG_BUFFERED 2u       /* stores are buffered by the supervisor (TSO, PSO) */
 
 /* Error kinds reported by the runtime (first error wins). */
 enum smc_err {
@@ -167,7 +187,7 @@ struct smc_header {
     uint32_t sup_futex; /* bumped whenever the supervisor has something to look at */
     uint32_t running;   /* threads currently running (0 or 1, 2 during a spawn) */
     uint32_t nthreads;  /* slots used by this execution */
-    uint32_t pad1;
+    uint32_t ncommits;  /* queued entries of `commits` */
     /* first error of the execution */
     uint32_t err_kind;
     uint32_t err_signal;
@@ -177,6 +197,7 @@ struct smc_header {
     uint64_t err_addr;
     char err_msg[SMC_MSG_LEN];
     struct smc_slot slots[SMC_MAX_THREADS];
+    struct smc_commit commits[SMC_MAX_COMMITS];
 };
 
 #endif

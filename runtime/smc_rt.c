@@ -54,7 +54,15 @@ static __thread uint32_t t_prev_flags; /* SMC_PREV_* of the last executed event 
 static __thread uint64_t t_prev_addr, t_prev_size, t_prev_read;
 static __thread uint64_t t_trap_pc; /* pc of the site being handled, for crash reports */
 static __thread int t_in_trap;
-static __thread uint8_t t_rmw_buf[64];
+static __thread uint8_t t_rmw_buf[SMC_MAX_ACCESS];
+/* A tentative change to memory this thread made, undone at its next stop: a buffered store
+ * (whose bytes are then captured) or a load's view of its store buffer. */
+static __thread struct {
+    int active, capture;
+    uint64_t addr, size;
+    uint8_t saved[SMC_MAX_ACCESS];
+} t_fix;
+static __thread int t_captured; /* the last store's bytes are in the slot's `stored` */
 
 /* ---- real functions ---- */
 typedef int (*main_fn)(int, char **, char **);
@@ -95,10 +103,60 @@ static uint64_t read_value(uint64_t addr, uint64_t size) {
 
 /* Fill the slot's description of the event this thread executed last. */
 static void publish_prev(struct smc_slot *s) {
-    s->prev_flags = t_prev_flags;
+    s->prev_flags = t_prev_flags | (t_captured ? SMC_PREV_STORED : 0);
     s->prev_read = t_prev_read;
-    s->prev_written = (t_prev_flags & SMC_PREV_WROTE) ? read_value(t_prev_addr, t_prev_size) : 0;
+    s->prev_written = 0;
+    if (t_prev_flags & SMC_PREV_WROTE) {
+        if (t_captured) memcpy(&s->prev_written, s->stored, t_prev_size < 8 ? t_prev_size : 8);
+        else s->prev_written = read_value(t_prev_addr, t_prev_size);
+    }
     t_prev_flags = 0;
+    t_captured = 0;
+}
+
+/* Undo this thread's tentative change, capturing a buffered store's bytes first. */
+static void undo_tentative(struct smc_slot *s) {
+    if (!t_fix.active) return;
+    if (t_fix.capture) {
+        memcpy(s->stored, (const void *)t_fix.addr, t_fix.size);
+        s->stored_size = (uint32_t)t_fix.size;
+        t_captured = 1;
+    }
+    memcpy((void *)t_fix.addr, t_fix.saved, t_fix.size);
+    t_fix.active = 0;
+}
+
+/* Remember memory at [addr, addr+size) so that what the thread does to it next is undone. */
+static void begin_tentative(uint64_t addr, uint64_t size, int capture) {
+    if (addr < 4096 || size > SMC_MAX_ACCESS) return; /* the access faults, or is too wide to buffer */
+    t_fix.addr = addr;
+    t_fix.size = size;
+    t_fix.capture = capture;
+    memcpy(t_fix.saved, (const void *)addr, size);
+    t_fix.active = 1;
+}
+
+static int buffered(void) { return (ch->flags & SMC_FLAG_BUFFERED) != 0; }
+
+/* Let a load see its own thread's buffered bytes, as the supervisor says. */
+static void apply_patch(struct smc_slot *s, uint64_t addr, uint64_t size) {
+    uint64_t mask = s->patch_mask;
+    if (!mask || size > SMC_MAX_ACCESS) return;
+    begin_tentative(addr, size, 0);
+    if (!t_fix.active) return;
+    for (uint64_t i = 0; i < size; i++)
+        if (mask >> i & 1) ((uint8_t *)addr)[i] = s->patch[i];
+}
+
+/* Buffered stores the supervisor let reach memory while this thread waited. */
+static void apply_commits(void) {
+    uint32_t n = LOAD(&ch->ncommits);
+    if (n > SMC_MAX_COMMITS) n = SMC_MAX_COMMITS;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct smc_commit *c = &ch->commits[i];
+        if (c->addr >= 4096 && c->size <= SMC_MAX_ACCESS) memcpy((void *)c->addr, c->bytes, c->size);
+    }
+    STORE(&ch->ncommits, 0);
 }
 
 static void note_executed(uint64_t addr, uint64_t size, int read, int wrote) {
@@ -115,7 +173,10 @@ static void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr
                                             __ATOMIC_SEQ_CST))
         return;
     /* the value the dying thread's last event read or wrote, for the report */
-    if (t_slot >= 0 && t_slot < SMC_MAX_THREADS) publish_prev(&ch->slots[t_slot]);
+    if (t_slot >= 0 && t_slot < SMC_MAX_THREADS) {
+        undo_tentative(&ch->slots[t_slot]);
+        publish_prev(&ch->slots[t_slot]);
+    }
     ch->err_signal = sig;
     ch->err_pc = pc;
     ch->err_addr = addr;
@@ -136,6 +197,7 @@ static void wait_go(struct smc_slot *s) {
     while (!LOAD(&s->go)) futex(&s->go, FUTEX_WAIT, 0, NULL);
 ready:
     if (LOAD(&ch->abort)) die_now(0);
+    if (LOAD(&ch->ncommits)) apply_commits();
     STORE(&s->go, 0);
     STORE(&s->state, SMC_SLOT_RUNNING);
 }
@@ -145,6 +207,7 @@ ready:
 static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg,
                          uint64_t pc, uint64_t hash, uint32_t site) {
     struct smc_slot *s = &ch->slots[t_slot];
+    undo_tentative(s);
     publish_prev(s);
     s->op = op;
     s->addr = addr;
@@ -236,9 +299,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
     smc_set_pc(uc, copy);
     if (!in_execution()) return;
     if (st->kind == SMC_SITE_FENCE) {
-        if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, 0, pc, 0, site_no);
+        if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);
         return;
     }
+    struct smc_slot *slot = &ch->slots[t_slot];
     uint64_t ea = effective_address(st, uc);
     if (ea >= t_stack_lo && ea < t_stack_hi) return; /* this thread's own stack */
     uint64_t size = st->size;
@@ -247,10 +311,12 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
     switch (st->kind) {
     case SMC_SITE_LOAD:
         smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, state_hash(uc, st->dead_regs), site_no);
+        apply_patch(slot, ea, size);
         note_executed(ea, size, 1, 0);
         break;
     case SMC_SITE_STORE:
         smc_stop(SMC_OP_STORE, ea, 0, size, 0, pc, 0, site_no);
+        if (buffered()) begin_tentative(ea, size, 1);
         note_executed(ea, size, 0, 1);
         break;
     case SMC_SITE_RMW: {
@@ -258,9 +324,11 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
          * another thread in between is lost as it would be on hardware. */
         uint64_t n = size < sizeof t_rmw_buf ? size : sizeof t_rmw_buf;
         smc_stop(SMC_OP_RMW_LOAD, ea, 0, size, 0, pc, state_hash(uc, st->dead_regs), site_no);
+        apply_patch(slot, ea, size);
         note_executed(ea, size, 1, 0);
         if (ea >= 4096) memcpy(t_rmw_buf, (const void *)ea, n);
         smc_stop(SMC_OP_RMW_STORE, ea, 0, size, 0, pc, 0, site_no);
+        if (buffered()) begin_tentative(ea, size, 1);
         if (ea >= 4096) memcpy((void *)ea, t_rmw_buf, n);
         note_executed(ea, size, 0, 1);
         break;

@@ -30,6 +30,9 @@ impl fmt::Display for TargetAddr {
     }
 }
 
+/// Widest access whose bytes can be buffered or substituted (AVX-512).
+pub const MAX_ACCESS: usize = 64;
+
 /// The object `__VERIFIER_atomic_begin/end` synchronise on (no real memory is there).
 pub const ATOMIC_SECTION: TargetAddr = TargetAddr(u64::MAX - 63);
 
@@ -63,7 +66,15 @@ pub enum Op {
         addr: TargetAddr,
         size: u32,
     },
-    Fence,
+    Fence {
+        kind: FenceKind,
+    },
+    /// A buffered store of thread `owner` reaching memory (an event of its buffer, TSO/PSO).
+    Update {
+        addr: TargetAddr,
+        size: u32,
+        owner: ThreadId,
+    },
     ThreadStart,
     ThreadExit,
     Spawn,
@@ -139,6 +150,28 @@ pub enum Op {
     AtomicEnd,
 }
 
+/// x86 fences.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FenceKind {
+    /// mfence: drains the store buffer.
+    Full,
+    /// sfence: orders stores (matters under PSO).
+    Store,
+    /// lfence: orders loads (no effect under SC, TSO, PSO).
+    Load,
+}
+
+impl FenceKind {
+    pub fn from_code(code: u64) -> Option<FenceKind> {
+        match code {
+            1 => Some(FenceKind::Full),
+            2 => Some(FenceKind::Store),
+            3 => Some(FenceKind::Load),
+            _ => None,
+        }
+    }
+}
+
 /// One memory footprint of an event: `size` bytes at `addr`, written or only read.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Access {
@@ -161,17 +194,20 @@ impl Access {
 }
 
 impl Op {
-    /// The memory this operation touches. `wrote` says whether a conditional write (CAS,
-    /// try-lock) happened; for a pending operation pass `true`, the conservative answer.
-    /// Synchronisation objects are modelled as one byte at their address.
-    pub fn footprint(&self, wrote: bool) -> Footprint {
+    /// The shared memory this operation touches when it runs. `wrote` says whether a
+    /// conditional write (CAS, try-lock) happened; for a pending operation pass `true`, the
+    /// conservative answer. With store buffers (`buffered`) a store touches nothing: its
+    /// update does. Synchronisation objects are modelled as one byte at their address.
+    pub fn footprint(&self, wrote: bool, buffered: bool) -> Footprint {
         use Op::*;
         let mut f = Footprint::default();
         match *self {
             Load { addr, size } | RmwLoad { addr, size } => f.push(Access::new(addr, size, false)),
-            Store { addr, size } | RmwStore { addr, size } | Rmw { addr, size } => {
-                f.push(Access::new(addr, size, true))
-            }
+            Store { .. } | RmwStore { .. } if buffered => {}
+            Store { addr, size }
+            | RmwStore { addr, size }
+            | Rmw { addr, size }
+            | Update { addr, size, .. } => f.push(Access::new(addr, size, true)),
             Cas { addr, size } => f.push(Access::new(addr, size, wrote)),
             MutexLock { obj } | MutexUnlock { obj } | RwUnlock { obj } | SemPost { obj } => {
                 f.push(Access::new(obj, 1, true))
@@ -190,7 +226,7 @@ impl Op {
             }
             CondSignal { cond } | CondBroadcast { cond } => f.push(Access::new(cond, 1, true)),
             AtomicBegin | AtomicEnd => f.push(Access::new(ATOMIC_SECTION, 1, true)),
-            Fence
+            Fence { .. }
             | ThreadStart
             | ThreadExit
             | Spawn
@@ -200,6 +236,25 @@ impl Op {
             | Assume { .. } => {}
         }
         f
+    }
+
+    /// Under store buffers: must the thread's buffer be empty first? Fences, locked
+    /// instructions, and every interposed synchronisation call (glibc's contain fences).
+    pub fn drains_buffer(&self) -> bool {
+        use Op::*;
+        !matches!(
+            self,
+            Load { .. }
+                | Store { .. }
+                | RmwLoad { .. }
+                | RmwStore { .. }
+                | Fence {
+                    kind: FenceKind::Store | FenceKind::Load
+                }
+                | ThreadStart
+                | Assume { .. }
+                | Update { .. }
+        )
     }
 
     /// Whether the operation is a memory load whose repetition an await loop is made of.
@@ -216,7 +271,8 @@ impl Op {
             | Rmw { addr, size }
             | Cas { addr, size }
             | RmwLoad { addr, size }
-            | RmwStore { addr, size } => Some((addr, size)),
+            | RmwStore { addr, size }
+            | Update { addr, size, .. } => Some((addr, size)),
             _ => None,
         }
     }
@@ -231,7 +287,8 @@ impl Op {
             Cas { .. } => "cas",
             RmwLoad { .. } => "rmw-load",
             RmwStore { .. } => "rmw-store",
-            Fence => "fence",
+            Fence { .. } => "fence",
+            Update { .. } => "update",
             ThreadStart => "thread-start",
             ThreadExit => "thread-exit",
             Spawn => "pthread_create",
@@ -353,6 +410,10 @@ pub struct Event {
     pub value_written: Option<u64>,
     /// The supervisor's reply to the runtime (e.g. try-lock result).
     pub reply: u64,
+    /// The bytes a buffered store put in its buffer, or an update wrote to memory.
+    pub bytes: Option<Vec<u8>>,
+    /// For a load: the bytes (bit n = byte n) it read from its own store buffer.
+    pub forwarded: u64,
 }
 
 impl Event {
@@ -366,9 +427,27 @@ impl Event {
             value_read: None,
             value_written: None,
             reply: 0,
+            bytes: None,
+            forwarded: 0,
         }
     }
-    pub fn footprint(&self) -> Footprint {
-        self.op.footprint(self.wrote)
+    pub fn footprint(&self, buffered: bool) -> Footprint {
+        match self.op.data() {
+            // a load that read all its bytes from its own store buffer touches no memory
+            Some((_, size))
+                if self.op.is_load() && size < 64 && self.forwarded == (1u64 << size) - 1 =>
+            {
+                Footprint::default()
+            }
+            _ => self.op.footprint(self.wrote, buffered),
+        }
+    }
+
+    /// The thread whose program this event belongs to (a buffer's updates belong to its thread).
+    pub fn owner(&self) -> ThreadId {
+        match self.op {
+            Op::Update { owner, .. } => owner,
+            _ => self.thread,
+        }
     }
 }

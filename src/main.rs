@@ -39,9 +39,16 @@ struct Cli {
     #[arg(last = true)]
     args: Vec<OsString>,
 
-    /// Memory model: sc (sequential consistency).
-    #[arg(short, long, default_value = "sc")]
+    /// Memory model: tso (total store order, what x86-64 runs; the default), pso (partial store
+    /// order: stores to different locations may also be reordered), or sc (sequential
+    /// consistency).
+    #[arg(short, long, default_value = "tso")]
     model: String,
+
+    /// At most N pending stores per store buffer (tso, pso); a store into a full buffer waits
+    /// for the oldest to reach memory. 0 is sequential consistency. Default: unbounded.
+    #[arg(long, value_name = "N")]
+    buffer_bound: Option<usize>,
 
     /// Visible events per execution before the execution is cut (the verdict then says
     /// "bounded" unless an error is found).
@@ -51,6 +58,11 @@ struct Cli {
     /// Wall-clock seconds one execution may take; a longer one is reported as a hang.
     #[arg(long, default_value_t = 10.0)]
     exec_timeout: f64,
+
+    /// Do not stop at the first error: explore every execution and report each distinct error
+    /// once, with how many executions end in it, and the first counterexample.
+    #[arg(long)]
+    keep_going: bool,
 
     /// Print one JSON object (schema in README.md) as the last line of stdout.
     #[arg(long)]
@@ -193,7 +205,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
             return Ok(EXIT_OK);
         }
     }
-    let model = model::by_name(&cli.model).ok_or_else(|| {
+    let model = model::by_name(&cli.model, cli.buffer_bound).ok_or_else(|| {
         UsageError(format!(
             "unknown model `{}`; available: {}",
             cli.model,
@@ -227,6 +239,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         args: cli.args.clone(),
         exec_timeout: Duration::from_secs_f64(cli.exec_timeout),
         fences_visible: model.fences_visible(),
+        buffered: model.buffers().is_some(),
     };
     let started = Instant::now();
     let mut target = NativeTarget::start(&path, plan, &opts).map_err(UsageError)?;
@@ -235,12 +248,13 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         println!(
             "smc-run: checking {} under {} ({} instrumented instructions)",
             given.display(),
-            model.name(),
+            cli.model.as_str(),
             nsites
         );
     }
     let cfg = engine::Config {
         max_steps: cli.max_steps,
+        keep_going: cli.keep_going,
     };
     let mut progress = |_: &engine::Stats| !target::interrupted();
     let result = engine::check(&mut target, model.as_ref(), &cfg, &mut progress);
@@ -266,7 +280,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         }
     }
     if !cli.json || !cli.quiet {
-        let summary = report::summary_text(model.name(), &outcome, elapsed);
+        let summary = report::summary_text(cli.model.as_str(), &outcome, elapsed);
         if cli.quiet || cli.json {
             print!(
                 "{}",
@@ -281,7 +295,10 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         }
     }
     if cli.json {
-        println!("{}", report::json(&sym, model.name(), &outcome, elapsed));
+        println!(
+            "{}",
+            report::json(&sym, cli.model.as_str(), &outcome, elapsed)
+        );
     }
     Ok(match report::verdict(&outcome) {
         "error" => EXIT_ERROR_FOUND,

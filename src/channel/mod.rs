@@ -11,12 +11,14 @@ use std::time::Duration;
 
 use memmap2::MmapMut;
 
-use crate::event::{Op, Pending, TargetAddr};
+use crate::event::{FenceKind, Op, Pending, TargetAddr};
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
+pub use crate::event::MAX_ACCESS;
+pub const MAX_COMMITS: usize = 512;
 
 pub mod op {
     pub const LOAD: u32 = 1;
@@ -76,7 +78,9 @@ pub const REG_RIP: u8 = 0xfe;
 pub const PREV_WROTE: u32 = 1;
 pub const PREV_VALID: u32 = 2;
 pub const PREV_READ: u32 = 4;
+pub const PREV_STORED: u32 = 8;
 pub const FLAG_FENCES_VISIBLE: u32 = 1;
+pub const FLAG_BUFFERED: u32 = 2;
 
 pub mod err {
     pub const NONE: u32 = 0;
@@ -132,7 +136,19 @@ pub struct Slot {
     pub prev_written: u64,
     pub prev_flags: u32,
     pub site: u32,
-    pub pad: [u64; 2],
+    pub patch_mask: u64,
+    pub stored_size: u32,
+    pub pad: u32,
+    pub patch: [u8; MAX_ACCESS],
+    pub stored: [u8; MAX_ACCESS],
+}
+
+#[repr(C)]
+pub struct Commit {
+    pub addr: u64,
+    pub size: u32,
+    pub pad: u32,
+    pub bytes: [u8; MAX_ACCESS],
 }
 
 #[repr(C)]
@@ -159,7 +175,7 @@ pub struct Header {
     pub sup_futex: u32,
     pub running: u32,
     pub nthreads: u32,
-    pub pad1: u32,
+    pub ncommits: u32,
     pub err_kind: u32,
     pub err_signal: u32,
     pub err_slot: u32,
@@ -168,6 +184,7 @@ pub struct Header {
     pub err_addr: u64,
     pub err_msg: [u8; MSG_LEN],
     pub slots: [Slot; MAX_THREADS],
+    pub commits: [Commit; MAX_COMMITS],
 }
 
 /// The mapped channel. All access to shared words goes through atomics.
@@ -244,6 +261,7 @@ impl Channel {
     atomic32!(running, running);
     atomic32!(nthreads, nthreads);
     atomic32!(err_kind, err_kind);
+    atomic32!(ncommits, ncommits);
 
     pub fn child_pid(&self) -> i32 {
         // SAFETY: aligned i32 inside the mapping.
@@ -295,11 +313,44 @@ impl Channel {
         unsafe { &*self.slot_ptr(i) }
     }
 
-    pub fn set_reply(&self, i: usize, reply: u64) {
-        // SAFETY: plain store of a u64 the runtime reads after it sees `go`.
+    /// The reply for slot `i`, and the bytes its load must see over memory (mask bit n = byte n).
+    pub fn set_reply(&self, i: usize, reply: u64, patch: Option<&(u64, [u8; MAX_ACCESS])>) {
+        // SAFETY: plain stores the runtime reads after it sees `go`.
         unsafe {
-            std::ptr::write_volatile(std::ptr::addr_of_mut!((*self.slot_ptr(i)).reply), reply)
+            let s = self.slot_ptr(i);
+            std::ptr::write_volatile(std::ptr::addr_of_mut!((*s).reply), reply);
+            match patch {
+                Some((mask, bytes)) => {
+                    (*s).patch = *bytes;
+                    std::ptr::write_volatile(std::ptr::addr_of_mut!((*s).patch_mask), *mask);
+                }
+                None => std::ptr::write_volatile(std::ptr::addr_of_mut!((*s).patch_mask), 0),
+            }
         }
+    }
+
+    /// Queue a buffered store's bytes to reach memory before the next thread runs. False when
+    /// the queue is full.
+    pub fn push_commit(&self, addr: u64, bytes: &[u8]) -> bool {
+        let n = self.ncommits().load(SeqCst) as usize;
+        if n >= MAX_COMMITS || bytes.len() > MAX_ACCESS {
+            return false;
+        }
+        // SAFETY: no thread of the program runs while the supervisor queues; entry n is unused.
+        unsafe {
+            let c = std::ptr::addr_of_mut!((*self.header_ptr()).commits[n]);
+            (*c).addr = addr;
+            (*c).size = bytes.len() as u32;
+            (&mut (*c).bytes)[..bytes.len()].copy_from_slice(bytes);
+        }
+        self.ncommits().store(n as u32 + 1, SeqCst);
+        true
+    }
+
+    /// The bytes the slot's last buffered store wrote (untrusted size, clamped).
+    pub fn stored(&self, i: usize) -> Vec<u8> {
+        let s = self.slot(i);
+        s.stored[..(s.stored_size as usize).min(MAX_ACCESS)].to_vec()
     }
 
     /// Clear the per-execution part before the fork server starts an execution.
@@ -318,6 +369,7 @@ impl Channel {
             std::ptr::write_bytes(self.slot_ptr(0), 0, n.max(1));
         }
         self.err_kind().store(err::NONE, SeqCst);
+        self.ncommits().store(0, SeqCst);
         self.exec_done().store(0, SeqCst);
         self.abort().store(0, SeqCst);
         self.slot_state(0).store(slot_state::RUNNING, SeqCst);
@@ -338,7 +390,9 @@ impl Channel {
             op::CAS => Op::Cas { addr, size },
             op::RMW_LOAD => Op::RmwLoad { addr, size },
             op::RMW_STORE => Op::RmwStore { addr, size },
-            op::FENCE => Op::Fence,
+            op::FENCE => Op::Fence {
+                kind: FenceKind::from_code(s.arg).ok_or(()).ok()?,
+            },
             op::THREAD_START => Op::ThreadStart,
             op::THREAD_EXIT => Op::ThreadExit,
             op::SPAWN => Op::Spawn,

@@ -7,13 +7,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::buffer::{Buffers, Entry};
 use super::sync::SyncState;
 use super::{
     Config, Counterexample, Ended, ErrorKind, ExecError, Executor, Outcome, ProcessEnd, Progress,
-    RuntimeErrorKind, SlotState, Snapshot, Stats, ThreadInfo,
+    Reply, RuntimeErrorKind, SlotState, Snapshot, Stats, ThreadInfo,
 };
-use crate::event::{Event, Footprint, Op, Pending, ThreadId};
-use crate::model::Model;
+use crate::event::{Event, FenceKind, Footprint, Op, Pending, TargetAddr, ThreadId};
+use crate::model::{BufferKind, Model};
 
 /// Vector clock indexed by thread id; entry t = number of t's events known.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -62,15 +63,18 @@ impl Node {
     }
 }
 
-/// Spawn-tree interning: (parent, n-th child) -> dense id, stable across executions.
+/// Spawn-tree interning: (parent, n-th child) -> dense id, stable across executions. The
+/// updaters of a thread's store buffer are its children with keys from [`UPDATER`] up.
 #[derive(Default)]
 struct ThreadNames {
-    ids: BTreeMap<(u32, u32), ThreadId>,
+    ids: BTreeMap<(u32, u64), ThreadId>,
     count: u32,
 }
 
+const UPDATER: u64 = 1 << 63;
+
 impl ThreadNames {
-    fn child(&mut self, parent: ThreadId, nth: u32) -> ThreadId {
+    fn child(&mut self, parent: ThreadId, nth: u64) -> ThreadId {
         let next = ThreadId(self.count + 1);
         let id = *self.ids.entry((parent.0, nth)).or_insert(next);
         if id == next {
@@ -105,12 +109,18 @@ struct ThreadRun {
     window: Vec<(u64, u64, u64, u32)>,
     /// Position of its open `__VERIFIER_atomic_begin`.
     atomic_begin: Option<usize>,
+    /// For the updater of a store buffer: whose buffer, and which updater (0, or the location).
+    updater: Option<(ThreadId, u64)>,
+    /// Join of the clocks of all of this thread's updates so far (what a fence waits for).
+    flushed: Clock,
+    /// PSO: join of the clocks of this thread's updates, per sfence epoch.
+    epoch_clocks: Vec<Clock>,
 }
 
 #[derive(Default)]
 struct LocHistory {
     last_write: Option<usize>,
-    /// Latest read of each thread since the last write.
+    /// Latest read of each thread (a later write is ordered after those of other owners).
     reads: Vec<usize>,
 }
 
@@ -122,6 +132,10 @@ struct Run {
     trace: Vec<TraceEvent>,
     locs: HashMap<u64, LocHistory>,
     process_exit: Option<usize>,
+    /// Store buffers (TSO, PSO), when the model has them.
+    buffers: Option<Buffers>,
+    /// The buffer entry the update being recorded writes.
+    flushing: Option<Entry>,
 }
 
 enum RunEnd {
@@ -155,6 +169,7 @@ pub fn explore(
         names: ThreadNames::default(),
     };
     let mut stats = Stats::default();
+    let (mut first, mut errors) = (None, Vec::new());
     loop {
         let (end, run) = x.run_one(exec)?;
         stats.events += run.trace.len() as u64;
@@ -164,21 +179,36 @@ pub fn explore(
             RunEnd::Bounded => stats.bounded += 1,
             RunEnd::Error(cx) => {
                 stats.executions += 1;
-                progress(&stats);
-                return Ok(Outcome {
-                    stats,
-                    error: Some(cx),
-                });
+                match errors
+                    .iter_mut()
+                    .find(|(k, m, _)| *k == cx.kind && *m == cx.message)
+                {
+                    Some(e) => e.2 += 1,
+                    None => errors.push((cx.kind.clone(), cx.message.clone(), 1)),
+                }
+                first.get_or_insert(cx);
+                if !cfg.keep_going {
+                    progress(&stats);
+                    return Ok(Outcome {
+                        stats,
+                        error: first,
+                        errors,
+                    });
+                }
             }
         }
         if !progress(&stats) || !x.next_branch(&run) {
-            return Ok(Outcome { stats, error: None });
+            return Ok(Outcome {
+                stats,
+                error: first,
+                errors,
+            });
         }
     }
 }
 
 impl Run {
-    fn new() -> Run {
+    fn new(model: &dyn Model) -> Run {
         Run {
             sync: SyncState::default(),
             slot_tid: Vec::new(),
@@ -186,6 +216,31 @@ impl Run {
             trace: Vec::new(),
             locs: HashMap::new(),
             process_exit: None,
+            buffers: model
+                .buffers()
+                .map(|(kind, bound)| Buffers::new(kind, bound)),
+            flushing: None,
+        }
+    }
+
+    /// May `t` run `op` as far as its store buffer is concerned?
+    fn buffer_allows(&self, t: ThreadId, op: &Op) -> bool {
+        let Some(b) = &self.buffers else { return true };
+        match op {
+            Op::Store { addr, .. } | Op::RmwStore { addr, .. } => b.has_room(t, addr.0),
+            op if op.drains_buffer() => b.is_empty(t),
+            _ => true,
+        }
+    }
+
+    /// The bytes of its own buffer a load by `t` sees (mask over the access, bytes, entries).
+    fn forwarding(&self, t: ThreadId, op: &Op) -> Option<super::buffer::Forwarding> {
+        let b = self.buffers.as_ref()?;
+        match *op {
+            Op::Load { addr, size } | Op::RmwLoad { addr, size } => {
+                Some(b.forwarding(t, addr.0, size as u64)).filter(|f| f.mask != 0)
+            }
+            _ => None,
         }
     }
 
@@ -227,39 +282,67 @@ impl Run {
             .into_iter()
             .filter(|&t| {
                 let op = self.threads[t.index()].pending.unwrap().op;
-                self.sync.enabled(t, &op, self.join_target(&op)) && !self.awaiting(t)
+                self.sync.enabled(t, &op, self.join_target(&op))
+                    && !self.awaiting(t)
+                    && self.buffer_allows(t, &op)
             })
             .collect();
         match self.sync.atomic_owner {
-            Some(owner) if en.contains(&owner) => vec![owner],
+            // inside an atomic section only its thread runs (and its buffer drains)
+            Some(owner) if en.iter().any(|&t| self.owner_of(t) == owner) => en
+                .into_iter()
+                .filter(|&t| self.owner_of(t) == owner)
+                .collect(),
             _ => en,
         }
     }
 
-    /// Candidates for immediate predecessors of `ev` among other events: the last write to
-    /// each byte it touches, and for a write also the reads since.
-    fn predecessors(&self, ev: &Event, fp: &Footprint) -> Vec<usize> {
-        let mut out = Vec::new();
+    fn owner_of(&self, t: ThreadId) -> ThreadId {
+        self.threads[t.index()].updater.map_or(t, |(o, _)| o)
+    }
+
+    /// The events `ev` is ordered after through memory, and those of them it races with: the
+    /// last write to each byte it touches, and for a write also the latest reads. A load is
+    /// never ordered with its own thread's updates (a load forwarded from the buffer, byte
+    /// `n` set in `forwarded`, with nothing yet); an update is ordered after its own thread's
+    /// earlier updates of the location but does not race with them (chronological traces).
+    fn links(&self, ev: &Event, fp: &Footprint, forwarded: u64) -> (Vec<usize>, Vec<usize>) {
+        let owner = ev.owner();
+        let (mut order, mut race) = (Vec::new(), Vec::new());
         if matches!(ev.op, Op::ProcessExit { .. }) {
-            out.extend(self.threads.iter().filter_map(|t| t.last_event));
+            race.extend(self.threads.iter().filter_map(|t| t.last_event));
         }
-        if let Some(x) = self.process_exit {
-            out.push(x);
-        }
+        race.extend(self.process_exit);
         for a in fp.iter() {
-            for b in a.addr..a.addr + a.size as u64 {
-                if let Some(h) = self.locs.get(&b) {
-                    out.extend(h.last_write);
-                    if a.write {
-                        out.extend(h.reads.iter().copied());
+            for (i, b) in (a.addr..a.addr + a.size as u64).enumerate() {
+                if !a.write && i < 64 && forwarded >> i & 1 != 0 {
+                    continue;
+                }
+                let Some(h) = self.locs.get(&b) else { continue };
+                if let Some(w) = h.last_write {
+                    if self.trace[w].ev.owner() != owner {
+                        race.push(w);
+                    } else if a.write {
+                        order.push(w);
                     }
+                }
+                if a.write {
+                    race.extend(
+                        h.reads
+                            .iter()
+                            .copied()
+                            .filter(|&r| self.trace[r].ev.owner() != owner),
+                    );
                 }
             }
         }
-        out.sort_unstable();
-        out.dedup();
-        out.retain(|&i| self.trace[i].ev.thread != ev.thread);
-        out
+        for v in [&mut order, &mut race] {
+            v.sort_unstable();
+            v.dedup();
+            v.retain(|&i| self.trace[i].ev.thread != ev.thread);
+        }
+        order.extend(race.iter().copied());
+        (order, race)
     }
 
     fn hb(&self, a: usize, b: usize) -> bool {
@@ -271,7 +354,7 @@ impl Run {
 impl Explorer<'_> {
     /// Run one execution along the tree's prefix and then onwards.
     fn run_one(&mut self, exec: &mut dyn Executor) -> Result<(RunEnd, Run), ExecError> {
-        let mut run = Run::new();
+        let mut run = Run::new(self.model);
         let mut snap = match exec.begin() {
             Err(ExecError::Timeout { .. }) => {
                 return Ok((self.timed_out(&run, ThreadId::MAIN), run))
@@ -282,6 +365,7 @@ impl Explorer<'_> {
         let mut sleep: Vec<(ThreadId, Event)> = Vec::new();
         loop {
             self.absorb(&mut run, &snap);
+            self.refresh_updaters(&mut run);
             if let Some(ended) = snap.ended.take() {
                 return Ok((self.finish(&mut run, ended), run));
             }
@@ -340,11 +424,30 @@ impl Explorer<'_> {
                 t
             };
             let pending = run.threads[t.index()].pending.unwrap();
-            let (reply, wrote) = run.sync.apply(t, &pending.op, self.nodes[pos].alt);
+            if let Some((owner, key)) = run.threads[t.index()].updater {
+                // a buffered store reaches memory; no thread of the program runs for it
+                let entry = run
+                    .buffers
+                    .as_mut()
+                    .and_then(|b| b.take(owner, key))
+                    .expect("an updater has an entry");
+                exec.commit(entry.addr, &entry.bytes)?;
+                let mut ev = Event::from_pending(t, &pending);
+                ev.value_written = Some(le_value(&entry.bytes));
+                ev.bytes = Some(entry.bytes.clone());
+                run.threads[t.index()].pending = None;
+                run.flushing = Some(entry);
+                self.record(&mut run, ev, pos >= self.replay_until, false);
+                sleep = self.child_sleep(&run, pos, t, &run.trace[pos].ev);
+                pos += 1;
+                continue;
+            }
+            let (value, wrote) = run.sync.apply(t, &pending.op, self.nodes[pos].alt);
+            let patch = run.forwarding(t, &pending.op).map(|f| (f.mask, f.bytes));
             let slot = run.threads[t.index()].slot;
-            let stepped = exec.step(slot, reply);
+            let stepped = exec.step(slot, &Reply { value, patch });
             let mut ev = Event::from_pending(t, &pending);
-            ev.reply = reply;
+            ev.reply = value;
             ev.wrote = wrote;
             snap = match stepped {
                 Err(ExecError::Timeout { .. }) => {
@@ -354,24 +457,82 @@ impl Explorer<'_> {
                 }
                 r => r?,
             };
-            if let Some(Some(prev)) = snap.slots.get(slot as usize).map(|s| s.prev) {
+            if let Some(Some(prev)) = snap.slots.get(slot as usize).map(|s| s.prev.clone()) {
                 if matches!(pending.op, Op::Cas { .. }) {
                     ev.wrote = prev.wrote;
                 }
                 ev.value_read = prev.read;
                 ev.value_written = prev.written;
+                ev.bytes = prev.stored;
             }
             run.threads[t.index()].pending = None;
-            self.record(&mut run, ev.clone(), pos >= self.replay_until, false);
-            let node = &self.nodes[pos];
-            sleep = node
-                .sleep
-                .iter()
-                .chain(node.explored.iter())
-                .filter(|(q, e)| *q != t && !self.model.conflicts(e, &ev))
-                .cloned()
-                .collect();
+            self.record(&mut run, ev, pos >= self.replay_until, false);
+            sleep = self.child_sleep(&run, pos, t, &run.trace[pos].ev);
             pos += 1;
+        }
+    }
+
+    /// The sleep set after `t` ran `ev` at node `pos`: sleeping or explored threads whose next
+    /// event is independent of it.
+    fn child_sleep(
+        &self,
+        run: &Run,
+        pos: usize,
+        t: ThreadId,
+        ev: &Event,
+    ) -> Vec<(ThreadId, Event)> {
+        let node = &self.nodes[pos];
+        node.sleep
+            .iter()
+            .chain(node.explored.iter())
+            .filter(|(q, e)| *q != t && !self.model.conflicts(e, ev))
+            .map(|(q, e)| {
+                let mut e = e.clone();
+                if matches!(ev.op, Op::Update { owner, .. } if owner == *q) && e.forwarded != 0 {
+                    // its own store reached memory: the sleeping load now reads memory instead
+                    // (the same value; a load is independent of its thread's updates)
+                    e.forwarded = run.forwarding(*q, &e.op).map_or(0, |f| f.mask);
+                }
+                (*q, e)
+            })
+            .collect()
+    }
+
+    /// The updaters of store buffers, as threads: each entry that may reach memory next is the
+    /// pending update of its updater.
+    fn refresh_updaters(&mut self, run: &mut Run) {
+        let Some(buffers) = &run.buffers else { return };
+        let mut ready = Vec::new();
+        for owner in buffers.owners() {
+            for (key, e) in buffers.ready(owner) {
+                ready.push((
+                    owner,
+                    key,
+                    e.addr,
+                    e.bytes.len() as u32,
+                    run.trace[e.store].ev.pc,
+                ));
+            }
+        }
+        for th in run.threads.iter_mut().filter(|th| th.updater.is_some()) {
+            th.pending = None;
+        }
+        for (owner, key, addr, size, pc) in ready {
+            let id = self.names.child(owner, UPDATER | key);
+            let th = run.thread(id);
+            th.updater = Some((owner, key));
+            th.parent = Some(owner);
+            let op = Op::Update {
+                addr: TargetAddr(addr),
+                size,
+                owner,
+            };
+            th.pending = Some(Pending {
+                op,
+                pc,
+                hash: 0,
+                site: 0,
+            });
         }
     }
 
@@ -389,7 +550,7 @@ impl Explorer<'_> {
                         .unwrap_or(ThreadId::MAIN);
                     let nth = run.thread(parent).children;
                     run.thread(parent).children += 1;
-                    let id = self.names.child(parent, nth);
+                    let id = self.names.child(parent, nth as u64);
                     let spawn_clock = run.threads[parent.index()].clock.clone();
                     let th = run.thread(id);
                     th.parent = Some(parent);
@@ -419,8 +580,13 @@ impl Explorer<'_> {
     /// A `virtual_` event is a pending operation analysed as if it ran next; it is removed again.
     fn record(&mut self, run: &mut Run, ev: Event, analyse: bool, virtual_: bool) {
         let t = ev.thread;
-        let fp = ev.footprint();
-        let preds = run.predecessors(&ev, &fp);
+        let buffered = run.buffers.is_some();
+        let forwarding = run.forwarding(t, &ev.op);
+        let forwarded = forwarding.as_ref().map_or(0, |f| f.mask);
+        let mut ev = ev;
+        ev.forwarded = forwarded;
+        let fp = ev.op.footprint(ev.wrote, buffered);
+        let (preds, race_preds) = run.links(&ev, &fp, forwarded);
         let th = &run.threads[t.index()];
         let seq = th.seq + 1;
         let mut clock = th.clock.clone();
@@ -432,9 +598,25 @@ impl Explorer<'_> {
                 clock.join(&run.trace[x].clock.clone());
             }
         }
+        if buffered && ev.op.drains_buffer() {
+            // the buffer is empty: everything it held reached memory before this event
+            clock.join(&run.threads[t.index()].flushed.clone());
+        }
+        let flushing = if virtual_ { None } else { run.flushing.take() };
+        if let (Some(e), Op::Update { owner, .. }) = (&flushing, ev.op) {
+            // after its store, and (PSO) after the updates of earlier sfence epochs
+            clock.join(&run.trace[e.store].clock.clone());
+            for c in run.threads[owner.index()]
+                .epoch_clocks
+                .iter()
+                .take(e.epoch as usize)
+            {
+                clock.join(&c.clone());
+            }
+        }
         let mut races = Vec::new();
         if analyse {
-            for &c in &preds {
+            for &c in &race_preds {
                 let p = run.trace[c].ev.thread;
                 let cseq = run.trace[c].seq;
                 let immediate = clock.get(p) < cseq
@@ -487,17 +669,20 @@ impl Explorer<'_> {
         }
         // histories
         for a in fp.iter() {
-            for b in a.addr..a.addr + a.size as u64 {
+            for (i, b) in (a.addr..a.addr + a.size as u64).enumerate() {
+                if !a.write && i < 64 && forwarded >> i & 1 != 0 {
+                    continue; // joins the history when the entry it read reaches memory
+                }
                 let h = run.locs.entry(b).or_default();
                 if a.write {
                     h.last_write = Some(pos);
-                    h.reads.clear();
                 } else {
                     h.reads.retain(|&r| run.trace[r].ev.thread != t);
                     h.reads.push(pos);
                 }
             }
         }
+        self.record_buffers(run, pos, flushing, forwarding.map(|f| f.sources));
         let (op, wrote, pc, hash) = {
             let ev = &run.trace[pos].ev;
             (ev.op, ev.wrote, ev.pc, ev.hash)
@@ -512,7 +697,7 @@ impl Explorer<'_> {
         if is_read_only {
             let (addr, size) = op.data().unwrap();
             th.window.push((pc, hash, addr.0, size));
-        } else if !matches!(op, Op::Yield | Op::Fence | Op::ThreadStart) {
+        } else if !matches!(op, Op::Yield | Op::Fence { .. } | Op::ThreadStart) {
             run.threads[t.index()].window.clear();
         }
         if fp.writes() {
@@ -536,6 +721,60 @@ impl Explorer<'_> {
             Op::ProcessExit { .. } => run.process_exit = Some(pos),
             Op::AtomicBegin => run.thread(t).atomic_begin = Some(pos),
             Op::AtomicEnd => run.thread(t).atomic_begin = None,
+            _ => {}
+        }
+    }
+
+    /// Store-buffer bookkeeping of an executed event: a store enters its buffer, a forwarded
+    /// load is remembered with its entries, an update hands its forwarded load to memory.
+    fn record_buffers(
+        &mut self,
+        run: &mut Run,
+        pos: usize,
+        flushing: Option<Entry>,
+        sources: Option<Vec<usize>>,
+    ) {
+        let per_location = self
+            .model
+            .buffers()
+            .is_some_and(|(k, _)| k == BufferKind::PerLocation);
+        let Some(buffers) = run.buffers.as_mut() else {
+            return;
+        };
+        let ev = &run.trace[pos].ev;
+        let t = ev.thread;
+        match ev.op {
+            Op::Store { addr, size } | Op::RmwStore { addr, size } => {
+                let bytes = ev.bytes.clone().unwrap_or_else(|| vec![0; size as usize]);
+                buffers.push(t, addr.0, bytes, pos);
+            }
+            Op::Load { .. } | Op::RmwLoad { .. } => {
+                if let Some(sources) = sources {
+                    buffers.forwarded(t, &sources, pos);
+                }
+            }
+            Op::Fence {
+                kind: FenceKind::Store,
+            } if per_location => buffers.store_fence(t),
+            Op::Update { owner, .. } => {
+                let e = flushing.expect("an update has its entry");
+                if let Some(l) = e.forwarded_to {
+                    let lt = run.trace[l].ev.thread;
+                    for b in e.addr..e.addr + e.bytes.len() as u64 {
+                        let h = run.locs.entry(b).or_default();
+                        h.reads.retain(|&r| run.trace[r].ev.thread != lt);
+                        h.reads.push(l);
+                    }
+                }
+                let clock = run.trace[pos].clock.clone();
+                let th = run.thread(owner);
+                th.flushed.join(&clock);
+                if th.epoch_clocks.len() <= e.epoch as usize {
+                    th.epoch_clocks
+                        .resize(e.epoch as usize + 1, Clock::default());
+                }
+                th.epoch_clocks[e.epoch as usize].join(&clock);
+            }
             _ => {}
         }
     }
@@ -690,16 +929,22 @@ impl Explorer<'_> {
         fault: Option<(ThreadId, u64, u64)>,
         signal: Option<i32>,
     ) -> Counterexample {
+        let updaters = (0..run.threads.len() as u32)
+            .map(ThreadId)
+            .filter(|t| run.threads[t.index()].updater.is_some());
         let threads = run
             .slot_tid
             .iter()
-            .map(|&t| {
+            .copied()
+            .chain(updaters)
+            .map(|t| {
                 let th = &run.threads[t.index()];
                 ThreadInfo {
                     id: t,
                     parent: th.parent,
                     start: th.start,
-                    pending: th.pending,
+                    pending: th.pending.filter(|_| th.updater.is_none()),
+                    buffer_of: th.updater.map(|(o, _)| o),
                 }
             })
             .collect();
@@ -750,6 +995,14 @@ impl Explorer<'_> {
         }
         false
     }
+}
+
+/// The first (up to) 8 bytes as a little-endian number, for reports.
+fn le_value(bytes: &[u8]) -> u64 {
+    let mut v = [0u8; 8];
+    let n = bytes.len().min(8);
+    v[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(v)
 }
 
 fn names(ts: &[ThreadId]) -> String {
@@ -905,7 +1158,11 @@ mod brute_force {
             for (i, &a) in events.iter().enumerate() {
                 for &b in &events[i + 1..] {
                     let (oa, ob) = (threads[a.0][a.1].0, threads[b.0][b.1].0);
-                    if a.0 != b.0 && oa.footprint(true).conflicts(&ob.footprint(true)) {
+                    if a.0 != b.0
+                        && oa
+                            .footprint(true, false)
+                            .conflicts(&ob.footprint(true, false))
+                    {
                         key.push(at(a) < at(b));
                     }
                 }
@@ -989,5 +1246,156 @@ mod brute_force {
                 "program {threads:?}"
             );
         }
+    }
+}
+
+/// The engine against brute force under TSO and PSO: on random small programs, the number of
+/// complete executions must equal the number of Shasha-Snir traces (reads-from and coherence
+/// order), counted by enumerating every run of the operational store-buffer semantics.
+#[cfg(test)]
+mod brute_force_buffered {
+    use std::collections::BTreeSet;
+
+    use super::super::mock::{load, store, Mock};
+    use super::super::Config;
+    use crate::event::Op;
+    use crate::model::{Model, Pso, Tso};
+
+    type Event = (usize, usize); // (thread, index in its script)
+
+    #[derive(Clone)]
+    struct State {
+        pc: Vec<usize>,
+        /// Per thread: buffered stores (addr, store) in program order.
+        buffers: Vec<Vec<(u64, Event)>>,
+        memory: Vec<(u64, Event)>,
+        rf: Vec<(Event, Option<Event>)>,
+        co: Vec<(u64, Event)>,
+    }
+
+    type Key = (
+        Vec<usize>,
+        Vec<Vec<(u64, Event)>>,
+        Vec<(Event, Option<Event>)>,
+        Vec<(u64, Event)>,
+    );
+
+    fn explore(
+        threads: &[Vec<(Op, u64)>],
+        pso: bool,
+        s: State,
+        seen: &mut BTreeSet<Key>,
+        out: &mut BTreeSet<(Vec<(Event, Option<Event>)>, Vec<(u64, Event)>)>,
+    ) {
+        // runs that reach the same state have the same futures
+        let mut rf = s.rf.clone();
+        rf.sort();
+        if !seen.insert((s.pc.clone(), s.buffers.clone(), rf, s.co.clone())) {
+            return;
+        }
+        let done = threads.iter().zip(&s.pc).all(|(t, &p)| p == t.len())
+            && s.buffers.iter().all(|b| b.is_empty());
+        if done {
+            let mut rf = s.rf.clone();
+            rf.sort();
+            let mut co = s.co.clone();
+            co.sort_by_key(|&(a, _)| a); // stable: keeps the order of updates per location
+            out.insert((rf, co));
+            return;
+        }
+        for t in 0..threads.len() {
+            // the thread's next instruction
+            if s.pc[t] < threads[t].len() {
+                let mut n = s.clone();
+                let e = (t, s.pc[t]);
+                match threads[t][s.pc[t]].0 {
+                    Op::Load { addr, .. } => {
+                        let from_buffer = s.buffers[t]
+                            .iter()
+                            .rev()
+                            .find(|(a, _)| *a == addr.0)
+                            .map(|&(_, st)| st);
+                        let from_memory = s
+                            .memory
+                            .iter()
+                            .rev()
+                            .find(|(a, _)| *a == addr.0)
+                            .map(|&(_, st)| st);
+                        n.rf.push((e, from_buffer.or(from_memory)));
+                    }
+                    Op::Store { addr, .. } => n.buffers[t].push((addr.0, e)),
+                    _ => unreachable!(),
+                }
+                n.pc[t] += 1;
+                explore(threads, pso, n, seen, out);
+            }
+            // one of its buffered stores reaches memory
+            for i in 0..s.buffers[t].len() {
+                let (addr, st) = s.buffers[t][i];
+                let oldest_for_addr = !s.buffers[t][..i].iter().any(|(a, _)| *a == addr);
+                if (i == 0 || pso) && oldest_for_addr {
+                    let mut n = s.clone();
+                    n.buffers[t].remove(i);
+                    n.memory.push((addr, st));
+                    n.co.push((addr, st));
+                    explore(threads, pso, n, seen, out);
+                }
+            }
+        }
+    }
+
+    fn check(model: &dyn Model, pso: bool, programs: usize, seed: u64) {
+        let mut seed = seed;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..programs {
+            let nthreads = 2 + next(2) as usize;
+            let threads: Vec<Vec<(Op, u64)>> = (0..nthreads)
+                .map(|t| {
+                    (0..1 + next(3))
+                        .map(|i| {
+                            let addr = 0x100 + 4 * next(2);
+                            if next(2) == 0 {
+                                load(addr)
+                            } else {
+                                store(addr, (t * 10 + i as usize + 1) as u64)
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut traces = BTreeSet::new();
+            let init = State {
+                pc: vec![0; nthreads],
+                buffers: vec![Vec::new(); nthreads],
+                memory: Vec::new(),
+                rf: Vec::new(),
+                co: Vec::new(),
+            };
+            explore(&threads, pso, init, &mut BTreeSet::new(), &mut traces);
+            let mut mock = Mock::new(threads.clone(), None);
+            mock.buffered = true;
+            let o = super::explore(&mut mock, model, &Config::default(), &mut |_| true).unwrap();
+            assert_eq!(
+                o.stats.executions,
+                traces.len() as u64,
+                "{} program {threads:?}",
+                model.name()
+            );
+        }
+    }
+
+    #[test]
+    fn tso_executions_equal_shasha_snir_traces() {
+        check(&Tso { bound: None }, false, 300, 7);
+    }
+
+    #[test]
+    fn pso_executions_equal_shasha_snir_traces() {
+        check(&Pso { bound: None }, true, 300, 11);
     }
 }

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use super::{
-    Ended, ExecError, Executed, Executor, ProcessEnd, RuntimeError, RuntimeErrorKind, SlotState,
-    SlotView, Snapshot,
+    Ended, ExecError, Executed, Executor, ProcessEnd, Reply, RuntimeError, RuntimeErrorKind,
+    SlotState, SlotView, Snapshot,
 };
 use crate::event::{Op, Pending, TargetAddr};
 
@@ -22,6 +22,8 @@ pub struct Mock {
     prev: Vec<Option<Executed>>,
     main_pos: usize,
     pub executions: u32,
+    /// Stores are buffered by the engine (TSO, PSO): they do not write memory themselves.
+    pub buffered: bool,
 }
 
 pub fn load(a: u64) -> (Op, u64) {
@@ -59,6 +61,7 @@ impl Mock {
             prev: Vec::new(),
             main_pos: 0,
             executions: 0,
+            buffered: false,
         }
     }
 
@@ -104,7 +107,7 @@ impl Mock {
                     }),
                     None => SlotState::Exited,
                 },
-                prev: self.prev[i],
+                prev: self.prev[i].clone(),
             })
             .collect();
         Snapshot { slots, ended }
@@ -121,7 +124,7 @@ impl Executor for Mock {
         Ok(self.snapshot(None))
     }
 
-    fn step(&mut self, slot: u32, _reply: u64) -> Result<Snapshot, ExecError> {
+    fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
         let i = slot as usize;
         let op = self.op_of(i).expect("stepped an exited slot");
         let value = match self.slots[i].0 {
@@ -133,19 +136,28 @@ impl Executor for Mock {
         self.prev[i] = None;
         match op {
             Op::Load { addr, .. } => {
-                let v = self.mem.get(&addr.0).copied().unwrap_or(0);
+                let v = match &reply.patch {
+                    Some((_, bytes)) => u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64,
+                    None => self.mem.get(&addr.0).copied().unwrap_or(0),
+                };
                 self.prev[i] = Some(Executed {
                     wrote: false,
                     read: Some(v),
                     written: None,
+                    stored: None,
                 });
             }
             Op::Store { addr, .. } => {
-                self.mem.insert(addr.0, value);
+                // with store buffers the engine commits it later
+                let stored = self.buffered.then(|| (value as u32).to_le_bytes().to_vec());
+                if !self.buffered {
+                    self.mem.insert(addr.0, value);
+                }
                 self.prev[i] = Some(Executed {
                     wrote: true,
                     read: None,
                     written: Some(value),
+                    stored,
                 });
             }
             Op::Spawn => {
@@ -175,6 +187,13 @@ impl Executor for Mock {
             self.slots[i].1 += 1;
         }
         Ok(self.snapshot(None))
+    }
+
+    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
+        let mut v = [0u8; 8];
+        v[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
+        self.mem.insert(addr, u64::from_le_bytes(v));
+        Ok(())
     }
 
     fn end(&mut self) -> Result<(), ExecError> {

@@ -5,12 +5,13 @@
 //! Architecture invariant: the engine does no I/O and knows nothing of processes; it sees the
 //! program only through [`Executor`] and the memory model only through [`Model`].
 
+pub mod buffer;
 mod dpor;
 #[cfg(test)]
 mod mock;
 pub mod sync;
 
-use crate::event::{Event, Pending, ThreadId};
+use crate::event::{Event, Pending, ThreadId, MAX_ACCESS};
 use crate::model::Model;
 
 pub use dpor::explore;
@@ -24,11 +25,23 @@ pub enum SlotState {
 }
 
 /// What the previously executed event of a slot turned out to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Executed {
     pub wrote: bool,
     pub read: Option<u64>,
     pub written: Option<u64>,
+    /// The bytes a buffered store wrote into its buffer.
+    pub stored: Option<Vec<u8>>,
+}
+
+/// What the engine tells a thread it lets run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reply {
+    /// Operation-specific result (try-lock outcome, barrier serial thread...).
+    pub value: u64,
+    /// For a load: bytes of its own store buffer it sees instead of memory (bit n of the mask =
+    /// byte n of the access).
+    pub patch: Option<(u64, [u8; MAX_ACCESS])>,
 }
 
 #[derive(Clone, Debug)]
@@ -91,7 +104,9 @@ pub trait Executor {
     fn begin(&mut self) -> Result<Snapshot, ExecError>;
     /// Let `slot` run its pending operation with `reply`; returns when every thread waits again
     /// or the process has ended.
-    fn step(&mut self, slot: u32, reply: u64) -> Result<Snapshot, ExecError>;
+    fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError>;
+    /// A buffered store reaches memory: write `bytes` at `addr` before any thread runs again.
+    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError>;
     /// End the current execution if it still runs (nothing more will be scheduled).
     fn end(&mut self) -> Result<(), ExecError>;
 }
@@ -100,12 +115,15 @@ pub trait Executor {
 pub struct Config {
     /// Visible events per execution before it is cut.
     pub max_steps: usize,
+    /// Go on after an error: explore everything, counting each distinct error.
+    pub keep_going: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             max_steps: DEFAULT_MAX_STEPS,
+            keep_going: false,
         }
     }
 }
@@ -140,6 +158,8 @@ pub struct ThreadInfo {
     pub start: u64,
     /// What it was waiting for at the end, if it had not exited.
     pub pending: Option<Pending>,
+    /// For the updater of a store buffer: the thread whose buffer it is.
+    pub buffer_of: Option<ThreadId>,
 }
 
 #[derive(Clone, Debug)]
@@ -167,7 +187,10 @@ pub struct Stats {
 #[derive(Clone, Debug)]
 pub struct Outcome {
     pub stats: Stats,
+    /// The first error found, with its counterexample.
     pub error: Option<Counterexample>,
+    /// Every distinct error (kind and message) and how many executions ended in it.
+    pub errors: Vec<(ErrorKind, String, u64)>,
 }
 
 /// Progress callback: called after each execution with the running statistics. Returning

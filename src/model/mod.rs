@@ -1,11 +1,24 @@
 //! Memory models: which events conflict, so the engine knows which orders to explore.
 //! One file per model; the engine reaches them only through [`Model`].
 
+mod pso;
 mod sc;
+mod tso;
 
+pub use pso::Pso;
 pub use sc::Sc;
+pub use tso::Tso;
 
-use crate::event::Event;
+use crate::event::{Event, Op};
+
+/// How a model buffers stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferKind {
+    /// One FIFO buffer per thread (TSO).
+    Fifo,
+    /// One buffer per thread and location (PSO).
+    PerLocation,
+}
 
 /// What the engine needs of a memory model.
 pub trait Model {
@@ -15,14 +28,30 @@ pub trait Model {
     fn conflicts(&self, a: &Event, b: &Event) -> bool;
     /// Are fences visible events under this model?
     fn fences_visible(&self) -> bool;
+    /// The store buffers of this model and their bound (pending stores per buffer), if any.
+    fn buffers(&self) -> Option<(BufferKind, Option<usize>)> {
+        None
+    }
 }
 
-/// The models this build supports, by command-line name.
-pub fn by_name(name: &str) -> Option<Box<dyn Model>> {
-    match name {
-        "sc" => Some(Box::new(Sc)),
+/// Conflicts in chronological traces (TSO, PSO): a store touches nothing (its update does), and
+/// a thread's loads are never ordered with its own updates.
+fn buffered_conflicts(a: &Event, b: &Event) -> bool {
+    if matches!(a.op, Op::ProcessExit { .. }) || matches!(b.op, Op::ProcessExit { .. }) {
+        return true;
+    }
+    a.owner() != b.owner() && a.footprint(true).conflicts(&b.footprint(true))
+}
+
+/// The models this build supports, by command-line name. `bound` limits pending stores per
+/// buffer; 0 leaves no room for any, which is SC.
+pub fn by_name(name: &str, bound: Option<usize>) -> Option<Box<dyn Model>> {
+    match (name, bound) {
+        ("sc", _) | ("tso" | "pso", Some(0)) => Some(Box::new(Sc)),
+        ("tso", _) => Some(Box::new(Tso { bound })),
+        ("pso", _) => Some(Box::new(Pso { bound })),
         _ => None,
     }
 }
 
-pub const MODEL_NAMES: &[&str] = &["sc"];
+pub const MODEL_NAMES: &[&str] = &["sc", "tso", "pso"];

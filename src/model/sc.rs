@@ -15,7 +15,7 @@ impl Model for Sc {
         if matches!(a.op, Op::ProcessExit { .. }) || matches!(b.op, Op::ProcessExit { .. }) {
             return true;
         }
-        a.footprint().conflicts(&b.footprint())
+        a.footprint(false).conflicts(&b.footprint(false))
     }
 
     fn fences_visible(&self) -> bool {

@@ -54,7 +54,11 @@ impl Symbolizer<'_> {
 }
 
 fn thread_label(sym: &Symbolizer, threads: &[ThreadInfo], t: ThreadId) -> String {
-    let start = threads.iter().find(|i| i.id == t).map_or(0, |i| i.start);
+    let info = threads.iter().find(|i| i.id == t);
+    if let Some(owner) = info.and_then(|i| i.buffer_of) {
+        return format!("{t} {owner}'s buffer");
+    }
+    let start = info.map_or(0, |i| i.start);
     let name = if t == ThreadId::MAIN {
         Some("main".to_string())
     } else {
@@ -85,9 +89,17 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
             )
         }
         Op::Store { addr, size } | Op::RmwStore { addr, size } => {
+            let buffered = if e.bytes.is_some() { " (buffered)" } else { "" };
             format!(
-                "{} {} ({size} B) <- {}",
+                "{} {} ({size} B) <- {}{buffered}",
                 e.op.kind_name(),
+                sym.data(addr.0),
+                v(e.value_written)
+            )
+        }
+        Op::Update { addr, size, .. } => {
+            format!(
+                "update {} ({size} B) <- {} reaches memory",
                 sym.data(addr.0),
                 v(e.value_written)
             )
@@ -138,7 +150,7 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
             format!("{}({}, {})", e.op.kind_name(), sym_of(cond), sym_of(mutex))
         }
         Op::Assume { cond } => format!("assume({})", cond as u8),
-        _ => match e.op.footprint(true).iter().next() {
+        _ => match e.op.footprint(true, false).iter().next() {
             Some(a) => format!(
                 "{}({})",
                 e.op.kind_name(),
@@ -265,6 +277,13 @@ pub fn json(sym: &Symbolizer, model: &str, outcome: &Outcome, elapsed_s: f64) ->
         "events": s.events,
         "elapsed_s": (elapsed_s * 1e6).round() / 1e6,
     });
+    if !outcome.errors.is_empty() {
+        o["errors"] = json!(outcome
+            .errors
+            .iter()
+            .map(|(k, m, n)| json!({"kind": k.name(), "message": m, "count": n}))
+            .collect::<Vec<_>>());
+    }
     if let Some(cx) = &outcome.error {
         let mut err = json!({
             "kind": cx.kind.name(),
@@ -292,6 +311,11 @@ pub fn summary_text(model: &str, outcome: &Outcome, elapsed_s: f64) -> String {
         "executions: {}  blocked: {}  cut at the step bound: {}  time: {:.2}s  model: {}\n",
         s.executions, s.blocked, s.bounded, elapsed_s, model
     );
+    if outcome.errors.len() > 1 || outcome.errors.first().is_some_and(|e| e.2 > 1) {
+        for (k, m, n) in &outcome.errors {
+            out.push_str(&format!("  {n} execution(s): {}: {m}\n", k.name()));
+        }
+    }
     out.push_str(&match (&outcome.error, s.bounded) {
         (Some(cx), _) => format!("verdict: ERROR ({}): {}\n", cx.kind.name(), cx.message),
         (None, 0) => format!("verdict: OK: no assertion failure, crash, deadlock or hang is reachable under {model}\n"),

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use crate::channel::{self, err, futex_wait, futex_wake, init, slot_state, Channel, MAX_THREADS};
 use crate::engine::{
-    Ended, ExecError, Executed, Executor, ProcessEnd, RuntimeError, RuntimeErrorKind, SlotState,
-    SlotView, Snapshot,
+    Ended, ExecError, Executed, Executor, ProcessEnd, Reply, RuntimeError, RuntimeErrorKind,
+    SlotState, SlotView, Snapshot,
 };
 use crate::instrument::Plan;
 
@@ -43,6 +43,8 @@ pub struct Options {
     /// Wall-clock limit of one execution.
     pub exec_timeout: Duration,
     pub fences_visible: bool,
+    /// Stores go through the supervisor's store buffers (TSO, PSO).
+    pub buffered: bool,
 }
 
 pub struct NativeTarget {
@@ -75,11 +77,13 @@ fn runtime_memfd() -> std::io::Result<File> {
 
 impl NativeTarget {
     pub fn start(path: &Path, plan: Plan, opts: &Options) -> Result<NativeTarget, StartError> {
-        let flags = if opts.fences_visible {
-            channel::FLAG_FENCES_VISIBLE
-        } else {
-            0
-        };
+        let mut flags = 0;
+        if opts.fences_visible {
+            flags |= channel::FLAG_FENCES_VISIBLE;
+        }
+        if opts.buffered {
+            flags |= channel::FLAG_BUFFERED;
+        }
         let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
         let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
@@ -216,6 +220,7 @@ impl NativeTarget {
                 wrote: f & channel::PREV_WROTE != 0,
                 read: (f & channel::PREV_READ != 0).then_some(s.prev_read),
                 written: (f & channel::PREV_WROTE != 0).then_some(s.prev_written),
+                stored: (f & channel::PREV_STORED != 0).then(|| self.ch.stored(i)),
             });
             let parent = if i == 0 { 0 } else { s.parent };
             if parent as usize >= n {
@@ -378,16 +383,27 @@ impl Executor for NativeTarget {
         self.wait()
     }
 
-    fn step(&mut self, slot: u32, reply: u64) -> Result<Snapshot, ExecError> {
+    fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
         let i = slot as usize;
         if i >= self.nthreads()? || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED {
             return Err(ExecError::Fatal(format!(
                 "internal: slot {slot} is not waiting"
             )));
         }
-        self.ch.set_reply(i, reply);
+        self.ch.set_reply(i, reply.value, reply.patch.as_ref());
         self.resume(i);
         self.wait()
+    }
+
+    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
+        if self.ch.push_commit(addr, bytes) {
+            return Ok(());
+        }
+        Err(ExecError::Fatal(format!(
+            "more than {} buffered stores reached memory while no thread ran; \
+             bound the buffers with --buffer-bound",
+            channel::MAX_COMMITS
+        )))
     }
 
     fn end(&mut self) -> Result<(), ExecError> {
