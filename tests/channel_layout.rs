@@ -24,8 +24,9 @@ fn rust_mirror_matches_the_c_header() {
     let mut rust = fields!(Site, "smc_site": offset, disp, copy_off, size, kind, len, base, index, scale, addr32, orig, dead_regs);
     rust.extend(
         fields!(Slot, "smc_slot": go, state, parent, op, addr, addr2, size, arg, pc, hash, reply,
-        prev_read, prev_written, prev_flags, site),
+        prev_read, prev_written, prev_flags, site, patch_mask, stored_size, patch, stored),
     );
+    rust.extend(fields!(Commit, "smc_commit": addr, size, bytes));
     rust.extend(fields!(Header, "smc_header": magic, version, max_threads, total_size, nsites, flags, sites_off,
         code_off, code_cap, init_state, load_bias, tramp_addr, fs_cmd, fs_quit, child_pid, wait_status, exec_done,
         abort, sup_futex, running, nthreads, ncommits, err_kind, err_signal, err_slot, err_pc, err_addr, err_msg, slots,

@@ -1273,19 +1273,16 @@ mod brute_force_buffered {
         co: Vec<(u64, Event)>,
     }
 
-    type Key = (
-        Vec<usize>,
-        Vec<Vec<(u64, Event)>>,
-        Vec<(Event, Option<Event>)>,
-        Vec<(u64, Event)>,
-    );
+    type ReadsFrom = Vec<(Event, Option<Event>)>;
+    type Coherence = Vec<(u64, Event)>;
+    type Key = (Vec<usize>, Vec<Vec<(u64, Event)>>, ReadsFrom, Coherence);
 
     fn explore(
         threads: &[Vec<(Op, u64)>],
         pso: bool,
         s: State,
         seen: &mut BTreeSet<Key>,
-        out: &mut BTreeSet<(Vec<(Event, Option<Event>)>, Vec<(u64, Event)>)>,
+        out: &mut BTreeSet<(ReadsFrom, Coherence)>,
     ) {
         // runs that reach the same state have the same futures
         let mut rf = s.rf.clone();
