@@ -9,8 +9,8 @@ use common::{builds, check, compile, source, Scratch};
 const CASES: &[(&str, &str, Option<&str>, Option<u64>)] = &[
     // three Mazurkiewicz traces: the two conflicting pairs ordered every way but the cyclic one
     ("sb.c", "ok", None, Some(3)),
-    // the reader reads the flag before the store (done) or after it (then reads data)
-    ("mp.c", "ok", None, Some(2)),
+    // the reader's two loads before, between or after the writer's two stores
+    ("mp.c", "ok", None, Some(3)),
     ("racy_counter.c", "error", Some("assertion"), None),
     // the two critical sections in either order
     ("mutex_counter.c", "ok", None, Some(2)),

@@ -44,11 +44,15 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
         scale: 1,
         ..Site::default()
     };
-    if matches!(
-        i.mnemonic(),
-        Mnemonic::Mfence | Mnemonic::Lfence | Mnemonic::Sfence
-    ) {
+    let fence = match i.mnemonic() {
+        Mnemonic::Mfence => 1,
+        Mnemonic::Sfence => 2,
+        Mnemonic::Lfence => 3,
+        _ => 0,
+    };
+    if fence != 0 {
         site.kind = site_kind::FENCE;
+        site.size = fence;
         return Some(site);
     }
     let used_info = info.info(i);
@@ -71,7 +75,14 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
     }
     site.dead_regs = dead & !read;
     let shared: Vec<&UsedMemory> = used.iter().filter(|m| !is_thread_local(m)).collect();
+    let locked = i.has_lock_prefix() || (i.mnemonic() == Mnemonic::Xchg && !used.is_empty());
     let m = match shared.as_slice() {
+        // a locked instruction on the stack is still a full fence (gcc's `lock or [rsp], 0`)
+        [] if locked => {
+            site.kind = site_kind::FENCE;
+            site.size = 1;
+            return Some(site);
+        }
         [] => return None,
         [m] => *m,
         [m, ..] => {
@@ -96,7 +107,6 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
     if site.kind == site_kind::UNSUPPORTED {
         return Some(site);
     }
-    let locked = i.has_lock_prefix() || i.mnemonic() == Mnemonic::Xchg;
     site.kind = if vector_index || site.size == 0 || site.size > 64 || i.is_string_instruction() {
         site_kind::UNSUPPORTED
     } else {
@@ -252,6 +262,15 @@ mod tests {
         assert_eq!(kind(&[0xf0, 0x48, 0x0f, 0xc7, 0x0f]), Some(site_kind::CAS2)); // lock cmpxchg16b [rdi]
         assert_eq!(kind(&[0xf0, 0x0f, 0xc1, 0x07]), Some(site_kind::ATOMIC)); // lock xadd [rdi], eax
         assert_eq!(kind(&[0x0f, 0xae, 0xf0]), Some(site_kind::FENCE)); // mfence
+                                                                       // lock or qword [rsp], 0: gcc's seq_cst fence
+        assert_eq!(
+            check(&[0xf0, 0x48, 0x83, 0x0c, 0x24, 0x00]).map(|s| (s.kind, s.size)),
+            Some((site_kind::FENCE, 1))
+        );
+        assert_eq!(
+            check(&[0x0f, 0xae, 0xf8]).map(|s| (s.kind, s.size)),
+            Some((site_kind::FENCE, 2))
+        ); // sfence
     }
 
     #[test]

@@ -1,0 +1,199 @@
+//! TSO and PSO on real programs, compiled at test time with every available compiler at -O0 and
+//! -O2: verdicts under sc, tso and pso, and the exact number of executions where the theory
+//! (Mazurkiewicz traces under SC, Shasha-Snir traces under TSO and PSO) fixes it. Every run
+//! uses --keep-going, so an execution count covers the whole exploration.
+
+mod common;
+
+use common::{builds, check, compile, source, Scratch};
+
+/// Expected outcome under one model: verdict and, where the theory fixes it, executions.
+type Expect = (&'static str, Option<u64>);
+
+const OK: &str = "ok";
+const ERROR: &str = "error";
+
+/// (program, -D defines, [sc, tso, pso])
+const CASES: &[(&str, &[&str], [Expect; 3])] = &[
+    // store buffering: the SC-forbidden outcome needs a store to wait behind a load
+    (
+        "sb.c",
+        &[],
+        [(OK, Some(3)), (ERROR, Some(4)), (ERROR, Some(4))],
+    ),
+    (
+        "tso/sb_mfence.c",
+        &[],
+        [(OK, Some(3)), (OK, Some(3)), (OK, Some(3))],
+    ),
+    // message passing: stores reach memory in order under TSO, not under PSO
+    (
+        "mp.c",
+        &[],
+        [(OK, Some(3)), (OK, Some(3)), (ERROR, Some(4))],
+    ),
+    (
+        "tso/two_plus_two_w.c",
+        &[],
+        [(OK, Some(3)), (OK, Some(3)), (ERROR, Some(4))],
+    ),
+    // independent reads of independent writes: stores are multi-copy atomic in all three
+    (
+        "tso/iriw.c",
+        &[],
+        [(OK, Some(15)), (OK, Some(15)), (OK, Some(15))],
+    ),
+    (
+        "tso/cas_spinlock.c",
+        &[],
+        [(OK, None), (OK, None), (OK, None)],
+    ),
+    // TACAS'15 Figure 5: the load can be served by the buffer; three traces under TSO
+    (
+        "tso/forwarding.c",
+        &[],
+        [(OK, Some(3)), (OK, Some(3)), (OK, Some(3))],
+    ),
+    (
+        "tso/dekker.c",
+        &[],
+        [(OK, None), (ERROR, None), (ERROR, None)],
+    ),
+    (
+        "tso/dekker.c",
+        &["-DFULL_FENCE"],
+        [(OK, None), (OK, None), (OK, None)],
+    ),
+    (
+        "peterson.c",
+        &[],
+        [(OK, None), (ERROR, None), (ERROR, None)],
+    ),
+    // one mfence after both entry stores: enough for TSO, but under PSO the flag store can
+    // reach memory after the turn store
+    (
+        "peterson.c",
+        &["-DFULL_FENCE"],
+        [(OK, None), (OK, None), (ERROR, None)],
+    ),
+    (
+        "peterson.c",
+        &["-DFULL_FENCE", "-DSTORE_FENCE"],
+        [(OK, None), (OK, None), (OK, None)],
+    ),
+];
+
+fn check_case(i: usize) {
+    let (name, defines, expect) = CASES[i];
+    let scratch = Scratch::new(&format!("tso{i}"));
+    for (cc, opt) in builds() {
+        let mut flags = vec![opt];
+        flags.extend_from_slice(defines);
+        let bin = compile(&scratch, &source(name), cc, &flags);
+        for (model, (verdict, executions)) in ["sc", "tso", "pso"].iter().zip(expect) {
+            let r = check(&bin, model, &["--keep-going"]);
+            let ctx = format!(
+                "{name} {defines:?} with {cc} {opt} under {model}; reproduce: {}\n{}{}",
+                r.command, r.stdout, r.stderr
+            );
+            assert_eq!(r.verdict(), verdict, "{ctx}");
+            if verdict == ERROR {
+                assert_eq!(r.error_kind(), Some("assertion"), "{ctx}");
+            }
+            if let Some(n) = executions {
+                assert_eq!(r.executions(), n, "{ctx}");
+            }
+        }
+    }
+}
+
+macro_rules! cases {
+    ($($test:ident => $i:expr;)*) => {$(
+        #[test]
+        fn $test() {
+            check_case($i);
+        }
+    )*};
+}
+
+cases! {
+    store_buffering => 0;
+    store_buffering_with_fences => 1;
+    message_passing => 2;
+    two_plus_two_writes => 3;
+    independent_reads_of_independent_writes => 4;
+    cas_spin_lock => 5;
+    buffer_forwarding => 6;
+    dekker_without_fences => 7;
+    dekker_with_mfence => 8;
+    peterson_without_fences => 9;
+    peterson_with_mfence => 10;
+    peterson_with_pso_fences => 11;
+}
+
+#[test]
+fn buffer_bound_zero_is_sc_and_one_finds_store_buffering() {
+    for model in ["tso", "pso"] {
+        for (name, sc_executions) in [("sb.c", 3), ("mp.c", 3), ("tso/two_plus_two_w.c", 3)] {
+            let r = check(
+                &source(name),
+                model,
+                &["--keep-going", "--buffer-bound", "0"],
+            );
+            assert_eq!(
+                (r.verdict(), r.executions()),
+                (OK, sc_executions),
+                "{name} {model}: {}",
+                r.stdout
+            );
+        }
+        let r = check(&source("sb.c"), model, &["--buffer-bound", "1"]);
+        assert_eq!(r.error_kind(), Some("assertion"), "{model}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn tso_is_the_default_model() {
+    let r = common::run(&["--json", source("sb.c").to_str().unwrap()]);
+    let j = r.json.expect("json");
+    assert_eq!(
+        (j["model"].as_str(), j["verdict"].as_str()),
+        (Some("tso"), Some(ERROR))
+    );
+}
+
+#[test]
+fn counterexample_shows_buffered_stores_and_their_updates() {
+    let r = check(&source("sb.c"), "tso", &[]);
+    assert!(
+        r.stdout.contains("store x (4 B) <- 1 (buffered)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("T1's buffer  update x (4 B) <- 1 reaches memory"),
+        "{}",
+        r.stdout
+    );
+    let trace = r.json.as_ref().unwrap()["error"]["trace"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let store = trace
+        .iter()
+        .position(|e| e["op"] == "store" && e["symbol"] == "x")
+        .unwrap();
+    let load_y = trace
+        .iter()
+        .position(|e| e["op"] == "load" && e["symbol"] == "y")
+        .unwrap();
+    let update = trace
+        .iter()
+        .position(|e| e["op"] == "update" && e["symbol"] == "x")
+        .unwrap();
+    assert!(
+        store < load_y && load_y < update,
+        "the load overtook the store: {trace:?}"
+    );
+}
