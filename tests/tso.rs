@@ -55,30 +55,30 @@ const CASES: &[(&str, &[&str], [Expect; 3])] = &[
         [(OK, Some(3)), (OK, Some(3)), (OK, Some(3))],
     ),
     (
-        "tso/dekker.c",
+        "../../examples/dekker.c",
         &[],
         [(OK, None), (ERROR, None), (ERROR, None)],
     ),
     (
-        "tso/dekker.c",
-        &["-DFULL_FENCE"],
+        "../../examples/dekker.c",
+        &["-DFENCES"],
         [(OK, None), (OK, None), (OK, None)],
     ),
     (
-        "peterson.c",
+        "../../examples/peterson.c",
         &[],
         [(OK, None), (ERROR, None), (ERROR, None)],
     ),
     // one mfence after both entry stores: enough for TSO, but under PSO the flag store can
     // reach memory after the turn store
     (
-        "peterson.c",
-        &["-DFULL_FENCE"],
+        "../../examples/peterson.c",
+        &["-DTSO_FENCES"],
         [(OK, None), (OK, None), (ERROR, None)],
     ),
     (
-        "peterson.c",
-        &["-DFULL_FENCE", "-DSTORE_FENCE"],
+        "../../examples/peterson.c",
+        &["-DFENCES"],
         [(OK, None), (OK, None), (OK, None)],
     ),
 ];

@@ -1,7 +1,15 @@
-/* Peterson's mutual exclusion with spin loops. Correct under SC; under TSO the entry store can
- * wait in the buffer while the other thread's flag is read, unless FULL_FENCE; under PSO the
- * two entry stores can also reach memory out of order, unless STORE_FENCE too. Entering the
- * critical section twice is caught with a locked increment, which sees memory. */
+/* Peterson's mutual exclusion, two threads with spin loops.
+ *
+ *     smc-run --model tso examples/peterson.c
+ *
+ * Correct under SC. Under TSO the entry stores can wait in the buffer while the other thread's
+ * flag is read: build with -DTSO_FENCES (an mfence after them) for TSO. Under PSO the two entry
+ * stores can also reach memory out of order (the turn before the flag): build with -DFENCES
+ * (an sfence between them as well) for PSO. Entering the critical section twice is caught with
+ * a locked increment, which sees memory (a plain in_cs++ would be hidden by forwarding). */
+#if defined(FENCES) && !defined(TSO_FENCES)
+#define TSO_FENCES
+#endif
 #include <assert.h>
 #include <pthread.h>
 
@@ -11,11 +19,11 @@ int in_cs;
 static void *worker(void *arg) {
     int me = (int)(long)arg, other = 1 - me;
     flag[me] = 1;
-#ifdef STORE_FENCE
+#ifdef FENCES
     __asm__ volatile("sfence" ::: "memory");
 #endif
     turn = other;
-#ifdef FULL_FENCE
+#ifdef TSO_FENCES
     __asm__ volatile("mfence" ::: "memory");
 #endif
     while (flag[other] == 1 && turn == other) {

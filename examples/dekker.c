@@ -1,5 +1,10 @@
-/* Dekker's mutual exclusion. Correct under SC; under TSO and PSO the flag store can wait in the
- * buffer while the other flag is read, unless FULL_FENCE. */
+/* Dekker's mutual exclusion, two threads with spin loops.
+ *
+ *     smc-run --model tso examples/dekker.c
+ *
+ * Correct under SC. Under TSO and PSO a thread's flag store can wait in its buffer while it
+ * reads the other thread's flag, so both enter; build with -DFENCES (an mfence after each flag
+ * store) to make it correct under both. */
 #include <assert.h>
 #include <pthread.h>
 
@@ -7,7 +12,7 @@ volatile int flag[2], turn;
 int in_cs;
 
 static void fence(void) {
-#ifdef FULL_FENCE
+#ifdef FENCES
     __asm__ volatile("mfence" ::: "memory");
 #endif
 }
