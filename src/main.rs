@@ -55,7 +55,8 @@ struct Cli {
     #[arg(long, default_value_t = engine::DEFAULT_MAX_STEPS)]
     max_steps: usize,
 
-    /// Wall-clock seconds one execution may take; a longer one is reported as a hang.
+    /// Wall-clock seconds a thread may run without reaching a visible operation (a shared
+    /// access or a pthread call); longer is reported as a hang.
     #[arg(long, default_value_t = 10.0)]
     exec_timeout: f64,
 

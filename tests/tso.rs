@@ -197,3 +197,17 @@ fn counterexample_shows_buffered_stores_and_their_updates() {
         "the load overtook the store: {trace:?}"
     );
 }
+
+#[test]
+fn more_buffered_stores_than_the_commit_queue() {
+    for model in ["tso", "pso"] {
+        let r = check(&source("tso/many_stores.c"), model, &[]);
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            (OK, 1),
+            "{model}: {}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}

@@ -347,6 +347,23 @@ impl Channel {
         true
     }
 
+    /// Empty the commit queue, returning what it held in order.
+    pub fn take_commits(&self) -> Vec<(u64, Vec<u8>)> {
+        let n = (self.ncommits().load(SeqCst) as usize).min(MAX_COMMITS);
+        let h = self.header();
+        let out = h.commits[..n]
+            .iter()
+            .map(|c| {
+                (
+                    c.addr,
+                    c.bytes[..(c.size as usize).min(MAX_ACCESS)].to_vec(),
+                )
+            })
+            .collect();
+        self.ncommits().store(0, SeqCst);
+        out
+    }
+
     /// The bytes the slot's last buffered store wrote (untrusted size, clamped).
     pub fn stored(&self, i: usize) -> Vec<u8> {
         let s = self.slot(i);

@@ -112,18 +112,22 @@ impl Buffers {
         };
         match self.kind {
             Some(BufferKind::PerLocation) => {
+                // the oldest entry of each location, unless an older entry overlaps it; older
+                // entries are looked up by start address (an access spans at most MAX_ACCESS)
                 let first_epoch = buf.front().map_or(0, |e| e.epoch);
-                buf.iter()
-                    .enumerate()
-                    .filter(|&(i, e)| {
-                        e.epoch == first_epoch
-                            && !buf
-                                .iter()
-                                .take(i)
-                                .any(|o| o.overlaps(e.addr, e.bytes.len() as u64))
-                    })
-                    .map(|(_, e)| (e.addr, e))
-                    .collect()
+                let mut older: std::collections::BTreeMap<u64, u64> =
+                    std::collections::BTreeMap::new();
+                let mut ready = Vec::new();
+                for e in buf.iter().take_while(|e| e.epoch == first_epoch) {
+                    let lo = e.addr.saturating_sub(MAX_ACCESS as u64 - 1);
+                    let blocked = older.range(lo..e.end()).any(|(_, &end)| e.addr < end);
+                    if !blocked {
+                        ready.push((e.addr, e));
+                    }
+                    let end = older.entry(e.addr).or_insert(0);
+                    *end = (*end).max(e.end());
+                }
+                ready
             }
             _ => buf.front().map(|e| (0, e)).into_iter().collect(),
         }

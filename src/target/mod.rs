@@ -53,7 +53,7 @@ pub struct NativeTarget {
     _runtime: File,
     plan: Plan,
     timeout: Duration,
-    exec_start: Instant,
+
     in_exec: bool,
     pub load_bias: u64,
     pub tramp: u64,
@@ -115,7 +115,7 @@ impl NativeTarget {
             _runtime: runtime,
             plan,
             timeout: opts.exec_timeout,
-            exec_start: Instant::now(),
+
             in_exec: false,
             load_bias: 0,
             tramp: 0,
@@ -286,8 +286,10 @@ impl NativeTarget {
         Ok(Ended { how, error })
     }
 
-    /// Wait until every thread of the execution waits again, or its process has ended.
+    /// Wait until every thread of the execution waits again, or its process has ended. A thread
+    /// that runs longer than the time limit without reaching a visible operation is a hang.
     fn wait(&mut self) -> Result<Snapshot, ExecError> {
+        let started = Instant::now();
         let mut spins = 0u32;
         loop {
             let seq = self.ch.sup_futex().load(SeqCst);
@@ -307,7 +309,7 @@ impl NativeTarget {
                 self.kill_execution()?;
                 return Err(ExecError::Interrupted);
             }
-            if self.exec_start.elapsed() > self.timeout {
+            if started.elapsed() > self.timeout {
                 let slot = (0..self.nthreads()?)
                     .find(|&i| self.ch.slot_state(i).load(SeqCst) == slot_state::RUNNING)
                     .unwrap_or(0);
@@ -364,6 +366,28 @@ impl NativeTarget {
     }
 }
 
+/// Write into the memory of the execution's process (a descendant of ours, stopped at a visible
+/// operation: no thread of it runs).
+fn write_memory(pid: i32, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
+    let local = libc::iovec {
+        iov_base: bytes.as_ptr() as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    // SAFETY: plain syscall; the local buffer outlives it.
+    let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
+    if n != bytes.len() as isize {
+        return Err(ExecError::Fatal(format!(
+            "cannot write a buffered store to {addr:#x} in the program: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
 fn corrupted(what: &str) -> ExecError {
     ExecError::Fatal(format!(
         "channel corrupted: the program overwrote the checker's {what}"
@@ -377,7 +401,7 @@ impl Executor for NativeTarget {
         }
         self.ch.reset_execution();
         self.in_exec = true;
-        self.exec_start = Instant::now();
+
         self.ch.fs_cmd().fetch_add(1, SeqCst);
         futex_wake(self.ch.fs_cmd());
         self.wait()
@@ -399,11 +423,18 @@ impl Executor for NativeTarget {
         if self.ch.push_commit(addr, bytes) {
             return Ok(());
         }
-        Err(ExecError::Fatal(format!(
-            "more than {} buffered stores reached memory while no thread ran; \
-             bound the buffers with --buffer-bound",
-            channel::MAX_COMMITS
-        )))
+        // The queue is full (a long run of updates with no thread running): write the queued
+        // stores into the execution's process ourselves, in order, and start a new queue.
+        let pid = self.ch.child_pid();
+        for (a, b) in self
+            .ch
+            .take_commits()
+            .into_iter()
+            .chain(std::iter::once((addr, bytes.to_vec())))
+        {
+            write_memory(pid, a, &b)?;
+        }
+        Ok(())
     }
 
     fn end(&mut self) -> Result<(), ExecError> {
