@@ -19,7 +19,7 @@ const CASES: &[(&str, &str, Option<&str>, Option<u64>)] = &[
     ("lock_order_deadlock.c", "error", Some("deadlock"), None),
     ("null_publication.c", "error", Some("crash"), None),
     // spin loops terminate through await detection: no execution is cut
-    ("../../examples/peterson.c", "ok", None, None),
+    ("examples/peterson.c", "ok", None, None),
     // the consumer's and the producer's critical sections in either order
     ("condvar.c", "ok", None, Some(2)),
     // the signal before the wait is lost: the waiter blocks forever

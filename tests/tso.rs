@@ -55,29 +55,29 @@ const CASES: &[(&str, &[&str], [Expect; 3])] = &[
         [(OK, Some(3)), (OK, Some(3)), (OK, Some(3))],
     ),
     (
-        "../../examples/dekker.c",
+        "examples/dekker.c",
         &[],
         [(OK, None), (ERROR, None), (ERROR, None)],
     ),
     (
-        "../../examples/dekker.c",
+        "examples/dekker.c",
         &["-DFENCES"],
         [(OK, None), (OK, None), (OK, None)],
     ),
     (
-        "../../examples/peterson.c",
+        "examples/peterson.c",
         &[],
         [(OK, None), (ERROR, None), (ERROR, None)],
     ),
     // one mfence after both entry stores: enough for TSO, but under PSO the flag store can
     // reach memory after the turn store
     (
-        "../../examples/peterson.c",
+        "examples/peterson.c",
         &["-DTSO_FENCES"],
         [(OK, None), (OK, None), (ERROR, None)],
     ),
     (
-        "../../examples/peterson.c",
+        "examples/peterson.c",
         &["-DFENCES"],
         [(OK, None), (OK, None), (OK, None)],
     ),

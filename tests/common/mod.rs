@@ -11,10 +11,17 @@ pub fn checker() -> &'static str {
     env!("CARGO_BIN_EXE_smc-run")
 }
 
+/// A test program (`tests/programs/NAME`), or an example when NAME starts with `examples/`.
 pub fn source(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/programs")
-        .join(name)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match name.strip_prefix("examples/") {
+        Some(n) => example(n),
+        None => root.join("tests/programs").join(name),
+    }
+}
+
+pub fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
 }
 
 /// A scratch directory for one test, removed when dropped.
