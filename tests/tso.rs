@@ -48,6 +48,12 @@ const CASES: &[(&str, &[&str], [Expect; 3])] = &[
         &[],
         [(OK, None), (OK, None), (OK, None)],
     ),
+    // a load half served by its own buffer, half by memory
+    (
+        "tso/partial_forwarding.c",
+        &[],
+        [(OK, Some(2)), (OK, Some(2)), (OK, Some(2))],
+    ),
     // TACAS'15 Figure 5: the load can be served by the buffer; three traces under TSO
     (
         "tso/forwarding.c",
@@ -123,12 +129,13 @@ cases! {
     two_plus_two_writes => 3;
     independent_reads_of_independent_writes => 4;
     cas_spin_lock => 5;
-    buffer_forwarding => 6;
-    dekker_without_fences => 7;
-    dekker_with_mfence => 8;
-    peterson_without_fences => 9;
-    peterson_with_mfence => 10;
-    peterson_with_pso_fences => 11;
+    partial_forwarding => 6;
+    buffer_forwarding => 7;
+    dekker_without_fences => 8;
+    dekker_with_mfence => 9;
+    peterson_without_fences => 10;
+    peterson_with_mfence => 11;
+    peterson_with_pso_fences => 12;
 }
 
 #[test]

@@ -21,7 +21,9 @@ pub fn source(name: &str) -> PathBuf {
 }
 
 pub fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
 }
 
 /// A scratch directory for one test, removed when dropped.
