@@ -22,8 +22,8 @@ const CASES: &[(&str, &[&str], [Expect; 3])] = &[
         [(OK, Some(3)), (ERROR, Some(4)), (ERROR, Some(4))],
     ),
     (
-        "tso/sb_mfence.c",
-        &[],
+        "sb.c",
+        &["-DFENCES"],
         [(OK, Some(3)), (OK, Some(3)), (OK, Some(3))],
     ),
     // message passing: stores reach memory in order under TSO, not under PSO
