@@ -54,6 +54,8 @@ const CASES: &[(&str, &[&str], [Expect; 3])] = &[
         &[],
         [(OK, Some(2)), (OK, Some(2)), (OK, Some(2))],
     ),
+    // message passing awaited with sched_yield: the replayed spins must not diverge
+    ("yield_spin.c", &[], [(OK, None), (OK, None), (ERROR, None)]),
     // TACAS'15 Figure 5: the load can be served by the buffer; three traces under TSO
     (
         "tso/forwarding.c",
@@ -130,12 +132,13 @@ cases! {
     independent_reads_of_independent_writes => 4;
     cas_spin_lock => 5;
     partial_forwarding => 6;
-    buffer_forwarding => 7;
-    dekker_without_fences => 8;
-    dekker_with_mfence => 9;
-    peterson_without_fences => 10;
-    peterson_with_mfence => 11;
-    peterson_with_pso_fences => 12;
+    yield_spin => 7;
+    buffer_forwarding => 8;
+    dekker_without_fences => 9;
+    dekker_with_mfence => 10;
+    peterson_without_fences => 11;
+    peterson_with_mfence => 12;
+    peterson_with_pso_fences => 13;
 }
 
 #[test]

@@ -297,6 +297,17 @@ impl Run {
         }
     }
 
+    fn enabled_but_awaiting(&self, t: ThreadId) -> bool {
+        self.threads
+            .get(t.index())
+            .and_then(|th| th.pending)
+            .is_some_and(|p| {
+                self.sync.enabled(t, &p.op, self.join_target(&p.op))
+                    && self.buffer_allows(t, &p.op)
+                    && self.awaiting(t)
+            })
+    }
+
     fn owner_of(&self, t: ThreadId) -> ThreadId {
         self.threads[t.index()].updater.map_or(t, |(o, _)| o)
     }
@@ -388,7 +399,10 @@ impl Explorer<'_> {
                         node.alts = run.sync.alternatives(&op);
                     }
                 }
-                if !enabled.contains(&t) || node.op != pending_op {
+                // Await detection is only a hint that a spin would repeat itself: its hash can
+                // take in dead values the runtime's own calls leave behind, which differ between
+                // runs. A replay follows the recorded choice whatever the hint says now.
+                if !(enabled.contains(&t) || run.enabled_but_awaiting(t)) || node.op != pending_op {
                     exec.end()?;
                     return Err(ExecError::Fatal(format!(
                         "the program behaved differently when replayed at event {} (thread {t}); \
