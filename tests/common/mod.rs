@@ -31,6 +31,11 @@ pub struct Scratch(pub PathBuf);
 
 impl Scratch {
     pub fn new(test: &str) -> Scratch {
+        // one flat directory whatever the name holds (`examples/peterson` must not nest)
+        let test: String = test
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
         let dir = std::env::temp_dir().join(format!("smc-run-test-{}-{test}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
