@@ -258,7 +258,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         keep_going: cli.keep_going,
     };
     let mut progress = |_: &engine::Stats| !target::interrupted();
-    let result = engine::check(&mut target, model.as_ref(), &cfg, &mut progress);
+    let result = engine::explore(&mut target, model.as_ref(), &cfg, &mut progress);
     let elapsed = started.elapsed().as_secs_f64();
     let sym = Symbolizer {
         program: &program,

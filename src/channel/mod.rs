@@ -282,11 +282,6 @@ impl Channel {
         unsafe { &*self.header_ptr() }
     }
 
-    pub fn header_mut(&mut self) -> &mut Header {
-        // SAFETY: as above.
-        unsafe { &mut *self.header_ptr() }
-    }
-
     pub fn code_area(&mut self) -> &mut [u8] {
         let h = self.header();
         let (off, cap) = (h.code_off as usize, h.code_cap as usize);

@@ -12,7 +12,6 @@ mod mock;
 pub mod sync;
 
 use crate::event::{Event, Pending, ThreadId, MAX_ACCESS};
-use crate::model::Model;
 
 pub use dpor::explore;
 
@@ -196,13 +195,3 @@ pub struct Outcome {
 /// Progress callback: called after each execution with the running statistics. Returning
 /// false stops the exploration (interrupted).
 pub type Progress<'a> = &'a mut dyn FnMut(&Stats) -> bool;
-
-/// Runs the exploration with the given model. See [`dpor::explore`].
-pub fn check(
-    exec: &mut dyn Executor,
-    model: &dyn Model,
-    cfg: &Config,
-    progress: Progress,
-) -> Result<Outcome, ExecError> {
-    explore(exec, model, cfg, progress)
-}

@@ -1,7 +1,7 @@
 //! The patch plan: every site of the program with the place of its relocated copy, and the
 //! copies themselves once the runtime says where its trampoline is.
 
-use crate::channel::{site_kind, Site};
+use crate::channel::Site;
 use crate::decode::{DecodedSite, Decoder};
 use crate::program::Program;
 
@@ -54,17 +54,5 @@ impl Plan {
     pub fn site_of_copy(&self, tramp: u64, pc: u64) -> Option<&DecodedSite> {
         let off = pc.checked_sub(tramp)? as usize;
         self.sites.get(off / self.stride)
-    }
-
-    pub fn site(&self, number: u32) -> Option<&DecodedSite> {
-        self.sites.get((number as usize).checked_sub(1)?)
-    }
-
-    pub fn count(&self, kind: u8) -> usize {
-        self.sites.iter().filter(|s| s.site.kind == kind).count()
-    }
-
-    pub fn unsupported(&self) -> usize {
-        self.count(site_kind::UNSUPPORTED)
     }
 }

@@ -169,10 +169,6 @@ impl NativeTarget {
         self.wait_init(init::READY)
     }
 
-    pub fn plan(&self) -> &Plan {
-        &self.plan
-    }
-
     /// Map a pc inside a relocated copy back to the program's instruction.
     fn original_pc(&self, pc: u64) -> u64 {
         let end = self.tramp + self.plan.code_size() as u64;
