@@ -11,11 +11,12 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 2
+#define SMC_CHANNEL_VERSION 3
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
 #define SMC_MAX_COMMITS 512 /* queued buffer updates */
+#define SMC_MAX_OBSERVED 64 /* values a program can record with __smc_observe */
 
 /* Operations a thread can announce (smc_slot.op). */
 enum smc_op {
@@ -196,6 +197,10 @@ struct smc_header {
     uint64_t err_pc;
     uint64_t err_addr;
     char err_msg[SMC_MSG_LEN];
+    /* values recorded by __smc_observe(index, value) during the execution (final states of
+     * litmus tests); bit n of observed_mask says observed[n] was set */
+    uint64_t observed_mask;
+    uint64_t observed[SMC_MAX_OBSERVED];
     struct smc_slot slots[SMC_MAX_THREADS];
     struct smc_commit commits[SMC_MAX_COMMITS];
 };

@@ -798,6 +798,13 @@ EXPORT void __VERIFIER_atomic_begin(void) {
 EXPORT void __VERIFIER_atomic_end(void) {
     if (in_execution()) VISIBLE(SMC_OP_ATOMIC_END, 0, 0, 0);
 }
+/* Record a value of the execution's final state (the litmus front-end observes registers and
+ * memory this way); not an event, so it costs no round trip. */
+EXPORT void __smc_observe(unsigned index, unsigned long long value) {
+    if (!in_execution() || index >= SMC_MAX_OBSERVED) return;
+    ch->observed[index] = value;
+    __atomic_fetch_or(&ch->observed_mask, 1ULL << index, __ATOMIC_SEQ_CST);
+}
 EXPORT int __VERIFIER_nondet_int(void) { return 0; }
 EXPORT unsigned __VERIFIER_nondet_uint(void) { return 0; }
 EXPORT long __VERIFIER_nondet_long(void) { return 0; }

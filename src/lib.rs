@@ -6,6 +6,7 @@ pub mod decode;
 pub mod engine;
 pub mod event;
 pub mod instrument;
+pub mod litmus;
 pub mod model;
 pub mod program;
 pub mod report;

@@ -10,9 +10,10 @@ use clap::Parser;
 
 use smc_run::engine::{self, ExecError};
 use smc_run::instrument::Plan;
+use smc_run::litmus::{self, expect::Expectations};
 use smc_run::program::Program;
 use smc_run::report::{self, Symbolizer};
-use smc_run::target::{self, NativeTarget, Options};
+use smc_run::target::{self, NativeTarget, Options, TempDir};
 use smc_run::{model, targets};
 
 const EXIT_OK: u8 = 0;
@@ -27,6 +28,8 @@ const EXIT_INTERRUPTED: u8 = 130;
 ///
 /// Exit status: 0 no error is reachable; 1 an error was found; 2 usage or input error;
 /// 3 no error found but some executions were cut by a bound.
+///
+/// Litmus tests: `smc-run litmus --help`.
 #[derive(Parser, Debug)]
 #[command(name = "smc-run", version, about, long_about)]
 struct Cli {
@@ -92,7 +95,83 @@ impl From<String> for UsageError {
     }
 }
 
+/// Run litmus tests (herd format): generate a C program from each test, compile it, and
+/// model-check the binary; print herd7's verdict (final states, Ok/No, the Observation line).
+///
+/// Exit status: 0 every test was checked (and agrees with --expect); 1 some result differs
+/// from --expect; 2 usage error, or some test could not be parsed, compiled or checked.
+#[derive(Parser, Debug)]
+#[command(name = "smc-run litmus", version, about, long_about)]
+struct LitmusCli {
+    /// Litmus files, or directories searched for *.litmus files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+
+    /// Memory models, comma-separated (sc, tso, pso); each test is checked under each.
+    #[arg(short, long, default_value = "tso", value_delimiter = ',')]
+    model: Vec<String>,
+
+    /// Compare with reference results: a tab-separated table with columns test, model,
+    /// observation, positive, negative (and states), such as herd7's in ../shared/litmus.
+    #[arg(long, value_name = "TSV")]
+    expect: Option<PathBuf>,
+
+    /// Tests checked in parallel (default: the number of cores).
+    #[arg(short, long, value_name = "N")]
+    jobs: Option<usize>,
+
+    /// At most N pending stores per store buffer (tso, pso). Default: unbounded.
+    #[arg(long, value_name = "N")]
+    buffer_bound: Option<usize>,
+
+    /// Visible events per execution before the execution is cut (then the test is an error).
+    #[arg(long, default_value_t = engine::DEFAULT_MAX_STEPS)]
+    max_steps: usize,
+
+    /// Wall-clock seconds a thread may run without reaching a visible operation.
+    #[arg(long, default_value_t = 10.0)]
+    exec_timeout: f64,
+
+    /// C compiler for the generated programs.
+    #[arg(long, default_value = "cc")]
+    cc: String,
+
+    /// Keep the generated C files and binaries in DIR.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+
+    /// Print one JSON object with every result as the last line of stdout.
+    #[arg(long)]
+    json: bool,
+
+    /// Print only mismatches, errors and the summary.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
 fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "litmus") {
+        let cli = match LitmusCli::try_parse_from(std::env::args_os().skip(1)) {
+            Ok(c) => c,
+            Err(e) => {
+                let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+                let _ = e.print();
+                return ExitCode::from(code);
+            }
+        };
+        install_interrupt_handlers();
+        return match run_litmus(&cli) {
+            Ok(code) => ExitCode::from(code),
+            Err(UsageError(msg)) => {
+                eprintln!("smc-run: {msg}");
+                ExitCode::from(if target::interrupted() {
+                    EXIT_INTERRUPTED
+                } else {
+                    EXIT_USAGE
+                })
+            }
+        };
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -123,38 +202,6 @@ fn install_interrupt_handlers() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only stores to an atomic.
         unsafe { libc::signal(sig, on_interrupt as *const () as libc::sighandler_t) };
-    }
-}
-
-/// A temporary directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> Result<TempDir, UsageError> {
-        let mut template = std::env::temp_dir()
-            .join("smc-run.XXXXXX")
-            .into_os_string()
-            .into_encoded_bytes();
-        template.push(0);
-        // SAFETY: template is a NUL-terminated writable buffer, as mkdtemp requires.
-        let p = unsafe { libc::mkdtemp(template.as_mut_ptr() as *mut libc::c_char) };
-        if p.is_null() {
-            return Err(UsageError(format!(
-                "cannot create a temporary directory: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        template.pop();
-        // SAFETY: the bytes came from an OsString plus the suffix mkdtemp wrote (ASCII).
-        Ok(TempDir(PathBuf::from(unsafe {
-            OsString::from_encoded_bytes_unchecked(template)
-        })))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -224,7 +271,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
     let mut tmp = None;
     let path = if given.extension().is_some_and(|e| e == "c") {
-        let dir = TempDir::new()?;
+        let dir = TempDir::new().map_err(UsageError)?;
         let out = compile_c(&cli.cc, given, &dir.0)?;
         tmp = Some(dir);
         out
@@ -305,5 +352,169 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         "error" => EXIT_ERROR_FOUND,
         "bounded" => EXIT_BOUNDED,
         _ => EXIT_OK,
+    })
+}
+
+fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {
+    for m in &cli.model {
+        if model::by_name(m, None).is_none() {
+            return Err(UsageError(format!(
+                "unknown model `{m}`; available: {}",
+                model::MODEL_NAMES.join(", ")
+            )));
+        }
+    }
+    if !(cli.exec_timeout > 0.0 && cli.exec_timeout.is_finite()) {
+        return Err(UsageError(
+            "--exec-timeout must be a positive number of seconds".into(),
+        ));
+    }
+    if cli.max_steps == 0 || cli.jobs == Some(0) {
+        return Err(UsageError(
+            "--max-steps and --jobs must be at least 1".into(),
+        ));
+    }
+    let expectations = match &cli.expect {
+        None => None,
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| UsageError(format!("{}: {e}", p.display())))?;
+            Some(
+                Expectations::parse(&text)
+                    .map_err(|e| UsageError(format!("{}: {e}", p.display())))?,
+            )
+        }
+    };
+    if let Some(dir) = &cli.keep {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| UsageError(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let mut files = Vec::new();
+    for f in &cli.files {
+        litmus::run::collect(f, &mut files).map_err(|e| UsageError(e.to_string()))?;
+    }
+    if files.is_empty() {
+        return Err(UsageError("no .litmus files found".into()));
+    }
+    let opts = litmus::run::Options {
+        cc: cli.cc.clone(),
+        exec_timeout: Duration::from_secs_f64(cli.exec_timeout),
+        max_steps: cli.max_steps,
+        buffer_bound: cli.buffer_bound,
+        keep_dir: cli.keep.clone(),
+    };
+    let jobs = cli
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // One test under one model prints herd's full output; anything more one line per result.
+    let detailed = files.len() == 1 && cli.model.len() == 1 && !cli.quiet;
+    let started = Instant::now();
+    let (mut checked, mut errors, mut mismatches, mut unexpected) = (0, 0, Vec::new(), 0);
+    let mut json_results = Vec::new();
+    let mut each = |run: litmus::run::TestRun| {
+        let file = run.path.display().to_string();
+        let test = match run.test {
+            Ok(t) => t,
+            Err(e) => {
+                errors += cli.model.len();
+                println!("{file}: error: {e}");
+                json_results.push(serde_json::json!({ "file": file, "error": e.0 }));
+                return;
+            }
+        };
+        for (m, result) in cli.model.iter().zip(run.results) {
+            let c = match result {
+                Ok(c) => c,
+                Err(e) => {
+                    errors += 1;
+                    println!("{:<40} {m:<4} error: {e}", test.name);
+                    json_results.push(serde_json::json!({
+                        "test": test.name, "file": file, "model": m, "error": e
+                    }));
+                    continue;
+                }
+            };
+            checked += 1;
+            let expected = expectations.as_ref().and_then(|x| x.get(&test.name, m));
+            if expectations.is_some() && expected.is_none() {
+                unexpected += 1;
+            }
+            let mismatch = expected.and_then(|e| e.mismatch(&c));
+            if detailed && !cli.json {
+                print!("{}", report::litmus::herd_text(&test, &c));
+            }
+            if (!detailed && !cli.quiet) || mismatch.is_some() {
+                println!("{}", report::litmus::line(&test, &c, expected));
+            }
+            if let (Some(d), Some(e)) = (mismatch, expected) {
+                mismatches.push(format!(
+                    "{:<40} {m:<4} expected {:<28} got {} {} {} states {} ({d})",
+                    test.name,
+                    e.summary(),
+                    c.verdict.observation(),
+                    c.verdict.positive,
+                    c.verdict.negative,
+                    c.verdict.states.len()
+                ));
+            }
+            if cli.json {
+                json_results.push(report::litmus::json(&test, &file, &c, expected));
+            }
+        }
+    };
+    litmus::run::run_files(&files, &cli.model, &opts, jobs, &mut each);
+    if target::interrupted() {
+        return Err(UsageError("interrupted".into()));
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    if !detailed || expectations.is_some() {
+        if !mismatches.is_empty() {
+            println!("\nmismatches ({}):", mismatches.len());
+            for m in &mismatches {
+                println!("  {m}");
+            }
+        }
+        let vs = match &cli.expect {
+            Some(p) => format!(
+                ", {} mismatches against {}{}",
+                mismatches.len(),
+                p.display(),
+                if unexpected > 0 {
+                    format!(" ({unexpected} results have no expectation)")
+                } else {
+                    String::new()
+                }
+            ),
+            None => String::new(),
+        };
+        println!(
+            "litmus: {} tests x {} models: {checked} checked, {errors} errors{vs}; {elapsed:.1}s",
+            files.len(),
+            cli.model.len()
+        );
+    }
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "schema": report::JSON_SCHEMA,
+                "litmus": json_results,
+                "summary": {
+                    "tests": files.len(),
+                    "models": cli.model,
+                    "checked": checked,
+                    "errors": errors,
+                    "mismatches": mismatches.len(),
+                    "seconds": elapsed,
+                }
+            })
+        );
+    }
+    Ok(if errors > 0 {
+        EXIT_USAGE
+    } else if !mismatches.is_empty() {
+        EXIT_ERROR_FOUND
+    } else {
+        EXIT_OK
     })
 }

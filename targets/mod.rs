@@ -4,7 +4,19 @@
 pub mod x86_64;
 
 use crate::decode::Decoder;
+use crate::litmus::Isa;
 use crate::program::Arch;
+
+/// Architectures of the litmus tests smc-run can generate programs for.
+pub const LITMUS_ARCHS: [&str; 1] = ["X86"];
+
+/// The instruction syntax of litmus tests for `arch` (the name on a test's first line).
+pub fn litmus_isa(arch: &str) -> Option<&'static dyn Isa> {
+    match arch {
+        "X86" => Some(&x86_64::litmus::X86),
+        _ => None,
+    }
+}
 
 pub fn decoder(arch: Arch) -> Option<&'static dyn Decoder> {
     match arch {

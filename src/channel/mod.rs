@@ -14,11 +14,12 @@ use memmap2::MmapMut;
 use crate::event::{FenceKind, Op, Pending, TargetAddr};
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
 pub const MAX_COMMITS: usize = 512;
+pub const MAX_OBSERVED: usize = 64;
 
 pub mod op {
     pub const LOAD: u32 = 1;
@@ -183,6 +184,8 @@ pub struct Header {
     pub err_pc: u64,
     pub err_addr: u64,
     pub err_msg: [u8; MSG_LEN],
+    pub observed_mask: u64,
+    pub observed: [u64; MAX_OBSERVED],
     pub slots: [Slot; MAX_THREADS],
     pub commits: [Commit; MAX_COMMITS],
 }
@@ -207,7 +210,7 @@ impl Channel {
     pub fn create(sites: &[Site], code_cap: usize, flags: u32) -> std::io::Result<Channel> {
         let name = c"smc-run-channel";
         // SAFETY: plain syscall; the fd is owned by the File below.
-        let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
+        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -365,6 +368,23 @@ impl Channel {
         s.stored[..(s.stored_size as usize).min(MAX_ACCESS)].to_vec()
     }
 
+    /// The values the execution recorded with `__smc_observe`, by index.
+    pub fn observed(&self) -> Vec<(u32, u64)> {
+        let h = self.header();
+        // SAFETY: the mask is an aligned u64 of the live mapping; read atomically because the
+        // runtime sets its bits with an atomic or.
+        let mask = unsafe {
+            std::sync::atomic::AtomicU64::from_ptr(std::ptr::addr_of_mut!(
+                (*self.header_ptr()).observed_mask
+            ))
+        }
+        .load(SeqCst);
+        (0..MAX_OBSERVED)
+            .filter(|&i| mask & (1 << i) != 0)
+            .map(|i| (i as u32, h.observed[i]))
+            .collect()
+    }
+
     /// Clear the per-execution part before the fork server starts an execution.
     pub fn reset_execution(&self) {
         // SAFETY: no process of the execution exists now; the fork server only reads fs_cmd.
@@ -375,6 +395,7 @@ impl Channel {
             (*h).err_pc = 0;
             (*h).err_addr = 0;
             (*h).err_msg[0] = 0;
+            (*h).observed_mask = 0;
             (*h).child_pid = 0;
             (*h).wait_status = 0;
             let n = (*h).nthreads.min(MAX_THREADS as u32) as usize;

@@ -170,11 +170,18 @@ pub fn explore(
     };
     let mut stats = Stats::default();
     let (mut first, mut errors) = (None, Vec::new());
+    let mut observations = BTreeMap::new();
     loop {
         let (end, run) = x.run_one(exec)?;
         stats.events += run.trace.len() as u64;
         match end {
-            RunEnd::Complete => stats.executions += 1,
+            RunEnd::Complete => {
+                stats.executions += 1;
+                let seen = exec.observed();
+                if !seen.is_empty() {
+                    *observations.entry(seen).or_insert(0) += 1;
+                }
+            }
             RunEnd::Blocked => stats.blocked += 1,
             RunEnd::Bounded => stats.bounded += 1,
             RunEnd::Error(cx) => {
@@ -193,6 +200,7 @@ pub fn explore(
                         stats,
                         error: first,
                         errors,
+                        observations,
                     });
                 }
             }
@@ -202,6 +210,7 @@ pub fn explore(
                 stats,
                 error: first,
                 errors,
+                observations,
             });
         }
     }

@@ -11,6 +11,8 @@ mod dpor;
 mod mock;
 pub mod sync;
 
+use std::collections::BTreeMap;
+
 use crate::event::{Event, Pending, ThreadId, MAX_ACCESS};
 
 pub use dpor::explore;
@@ -80,6 +82,9 @@ pub struct Ended {
     pub error: Option<RuntimeError>,
 }
 
+/// The values an execution recorded with `__smc_observe`: (index, value), sorted by index.
+pub type Observation = Vec<(u32, u64)>;
+
 /// All slots between two steps, or the end of the process.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
@@ -108,6 +113,10 @@ pub trait Executor {
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError>;
     /// End the current execution if it still runs (nothing more will be scheduled).
     fn end(&mut self) -> Result<(), ExecError>;
+    /// What the execution that just ended recorded with `__smc_observe`.
+    fn observed(&self) -> Observation {
+        Vec::new()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -190,6 +199,9 @@ pub struct Outcome {
     pub error: Option<Counterexample>,
     /// Every distinct error (kind and message) and how many executions ended in it.
     pub errors: Vec<(ErrorKind, String, u64)>,
+    /// How many complete executions (not ending in an error) recorded each observation; empty
+    /// when the program observes nothing.
+    pub observations: BTreeMap<Observation, u64>,
 }
 
 /// Progress callback: called after each execution with the running statistics. Returning

@@ -1,6 +1,8 @@
 //! What the user reads: the verdict, the statistics and the counterexample, as text or as
 //! one JSON object (schema documented in README.md, versioned by `schema`).
 
+pub mod litmus;
+
 use serde_json::{json, Value};
 
 use crate::engine::{Counterexample, Outcome, ThreadInfo};

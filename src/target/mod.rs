@@ -5,19 +5,20 @@
 //! processes of the program under test. Every process it starts is in one process group
 //! that dies with the checker (PR_SET_PDEATHSIG) and is killed by PID when it is dropped.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use crate::channel::{self, err, futex_wait, futex_wake, init, slot_state, Channel, MAX_THREADS};
 use crate::engine::{
-    Ended, ExecError, Executed, Executor, ProcessEnd, Reply, RuntimeError, RuntimeErrorKind,
-    SlotState, SlotView, Snapshot,
+    Ended, ExecError, Executed, Executor, Observation, ProcessEnd, Reply, RuntimeError,
+    RuntimeErrorKind, SlotState, SlotView, Snapshot,
 };
 use crate::instrument::Plan;
 
@@ -63,9 +64,9 @@ pub struct NativeTarget {
 pub type StartError = String;
 
 fn runtime_memfd() -> std::io::Result<File> {
-    // SAFETY: plain syscall; the fd is owned by the File. No CLOEXEC: the program inherits it
-    // and the dynamic loader opens it through /proc/self/fd.
-    let fd = unsafe { libc::memfd_create(c"smc-runtime".as_ptr(), 0) };
+    // SAFETY: plain syscall; the fd is owned by the File. CLOEXEC so that programs started
+    // by other threads do not inherit it; the child clears it (see `start`).
+    let fd = unsafe { libc::memfd_create(c"smc-runtime".as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -98,9 +99,15 @@ impl NativeTarget {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        // The program inherits the channel and the runtime (the dynamic loader opens it through
+        // /proc/self/fd): clear their CLOEXEC in the child only.
+        let inherited = [ch.fd(), runtime.as_raw_fd()];
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
+                for fd in inherited {
+                    libc::fcntl(fd, libc::F_SETFD, 0);
+                }
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 libc::setpgid(0, 0);
                 Ok(())
@@ -433,6 +440,10 @@ impl Executor for NativeTarget {
         Ok(())
     }
 
+    fn observed(&self) -> Observation {
+        self.ch.observed()
+    }
+
     fn end(&mut self) -> Result<(), ExecError> {
         if !self.in_exec {
             return Ok(());
@@ -463,5 +474,37 @@ impl Drop for NativeTarget {
         // process in it was started by us.
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
         let _ = self.server.wait();
+    }
+}
+
+/// A temporary directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new() -> Result<TempDir, String> {
+        let mut template = std::env::temp_dir()
+            .join("smc-run.XXXXXX")
+            .into_os_string()
+            .into_encoded_bytes();
+        template.push(0);
+        // SAFETY: template is a NUL-terminated writable buffer, as mkdtemp requires.
+        let p = unsafe { libc::mkdtemp(template.as_mut_ptr() as *mut libc::c_char) };
+        if p.is_null() {
+            return Err(format!(
+                "cannot create a temporary directory: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        template.pop();
+        // SAFETY: the bytes came from an OsString plus the suffix mkdtemp wrote (ASCII).
+        Ok(TempDir(PathBuf::from(unsafe {
+            OsString::from_encoded_bytes_unchecked(template)
+        })))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

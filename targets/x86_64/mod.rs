@@ -1,6 +1,8 @@
 //! x86-64: classify the program's memory instructions with iced-x86 and relocate them into
 //! out-of-line copies with its BlockEncoder.
 
+pub mod litmus;
+
 use iced_x86::{
     BlockEncoder, BlockEncoderOptions, Code, CodeSize, Decoder as IcedDecoder, DecoderOptions,
     Formatter, Instruction, InstructionBlock, InstructionInfoFactory, IntelFormatter, Mnemonic,

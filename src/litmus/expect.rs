@@ -1,0 +1,132 @@
+//! Reference results to compare with: a tab-separated table with the columns `test`, `model`,
+//! `observation`, `positive`, `negative` and optionally `states` (herd7's numbers, as in
+//! ../shared/litmus/x86/expected.tsv).
+
+use std::collections::HashMap;
+
+use super::run::Checked;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expected {
+    pub observation: String,
+    pub positive: u64,
+    pub negative: u64,
+    pub states: Option<u64>,
+}
+
+impl Expected {
+    pub fn summary(&self) -> String {
+        let states = self
+            .states
+            .map(|s| format!(" states {s}"))
+            .unwrap_or_default();
+        format!(
+            "{} {} {}{states}",
+            self.observation, self.positive, self.negative
+        )
+    }
+
+    /// What differs between this expectation and a result, if anything.
+    pub fn mismatch(&self, got: &Checked) -> Option<String> {
+        let v = &got.verdict;
+        let mut diffs = Vec::new();
+        if self.observation != v.observation() {
+            diffs.push("observation");
+        }
+        if self.positive + self.negative != got.executions {
+            diffs.push("executions");
+        }
+        if (self.positive, self.negative) != (v.positive, v.negative) {
+            diffs.push("positive/negative");
+        }
+        if self.states.is_some_and(|s| s != v.states.len() as u64) {
+            diffs.push("states");
+        }
+        (!diffs.is_empty()).then(|| diffs.join(", "))
+    }
+}
+
+/// Expectations by (test name, model).
+#[derive(Debug, Default)]
+pub struct Expectations(HashMap<(String, String), Expected>);
+
+impl Expectations {
+    pub fn parse(text: &str) -> Result<Expectations, String> {
+        let mut lines = text.lines().enumerate();
+        let header: Vec<&str> = match lines.next() {
+            Some((_, h)) => h.split('\t').collect(),
+            None => return Err("empty expectation file".into()),
+        };
+        let col = |name: &str| header.iter().position(|h| h.trim() == name);
+        let need =
+            |name: &str| col(name).ok_or_else(|| format!("the header has no `{name}` column"));
+        let (test, model, obs, pos, neg) = (
+            need("test")?,
+            need("model")?,
+            need("observation")?,
+            need("positive")?,
+            need("negative")?,
+        );
+        let states = col("states");
+        let mut map = HashMap::new();
+        for (n, line) in lines {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = line.split('\t').map(str::trim).collect();
+            let bad = || format!("line {}: malformed row", n + 1);
+            let get = |i: usize| f.get(i).copied().ok_or_else(bad);
+            let num = |i: usize| get(i)?.parse::<u64>().map_err(|_| bad());
+            let e = Expected {
+                observation: get(obs)?.to_string(),
+                positive: num(pos)?,
+                negative: num(neg)?,
+                states: states.map(num).transpose()?,
+            };
+            if !["Never", "Sometimes", "Always"].contains(&e.observation.as_str()) {
+                return Err(format!(
+                    "line {}: unknown observation `{}`",
+                    n + 1,
+                    e.observation
+                ));
+            }
+            map.insert((get(test)?.to_string(), get(model)?.to_string()), e);
+        }
+        Ok(Expectations(map))
+    }
+
+    pub fn get(&self, test: &str, model: &str) -> Option<&Expected> {
+        self.0.get(&(test.to_string(), model.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_herd_tables() {
+        let e = Expectations::parse(
+            "test\tmodel\tobservation\tpositive\tnegative\tstates\nSB\ttso\tSometimes\t1\t3\t4\n",
+        )
+        .unwrap();
+        assert_eq!(
+            e.get("SB", "tso"),
+            Some(&Expected {
+                observation: "Sometimes".into(),
+                positive: 1,
+                negative: 3,
+                states: Some(4)
+            })
+        );
+        assert_eq!(e.get("SB", "sc"), None);
+        assert!(Expectations::parse("test\tmodel\n")
+            .unwrap_err()
+            .contains("observation"));
+        assert!(Expectations::parse(
+            "test\tmodel\tobservation\tpositive\tnegative\nSB\tsc\tNever\tx\t3\n"
+        )
+        .unwrap_err()
+        .contains("line 2"));
+    }
+}

@@ -1,0 +1,391 @@
+//! Litmus tests in herd's format: parsing ([`parse`]), a real program generated from a test
+//! ([`generate`]), and the final-state verdict computed from the observations of the explored
+//! executions ([`Verdict`]). The architecture's instruction syntax is behind [`Isa`] (one
+//! implementation per architecture, under `targets/`).
+//!
+//! The generated program runs each thread's instructions as one inline-assembly block, with
+//! the test's registers as compiler-allocated operands; each thread records its final
+//! registers, and `main` records the final memory values after joining every thread, with
+//! `__smc_observe` (a runtime call that is not an event, so it adds nothing to explore).
+
+pub mod expect;
+mod parse;
+pub mod run;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use parse::parse;
+
+/// A register of a thread or a memory location.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Loc {
+    Reg(usize, String),
+    Mem(String),
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Loc::Reg(t, r) => write!(f, "{t}:{r}"),
+            Loc::Mem(m) => write!(f, "[{m}]"),
+        }
+    }
+}
+
+/// A proposition over the final state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Prop {
+    True,
+    False,
+    Eq(Loc, i64),
+    Not(Box<Prop>),
+    And(Vec<Prop>),
+    Or(Vec<Prop>),
+}
+
+impl Prop {
+    pub fn eval(&self, value: &dyn Fn(&Loc) -> i64) -> bool {
+        match self {
+            Prop::True => true,
+            Prop::False => false,
+            Prop::Eq(l, v) => value(l) == *v,
+            Prop::Not(p) => !p.eval(value),
+            Prop::And(ps) => ps.iter().all(|p| p.eval(value)),
+            Prop::Or(ps) => ps.iter().any(|p| p.eval(value)),
+        }
+    }
+
+    fn locs<'a>(&'a self, out: &mut Vec<&'a Loc>) {
+        match self {
+            Prop::True | Prop::False => {}
+            Prop::Eq(l, _) => out.push(l),
+            Prop::Not(p) => p.locs(out),
+            Prop::And(ps) | Prop::Or(ps) => ps.iter().for_each(|p| p.locs(out)),
+        }
+    }
+}
+
+impl fmt::Display for Prop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |f: &mut fmt::Formatter<'_>, ps: &[Prop], op: &str| {
+            write!(f, "(")?;
+            for (i, p) in ps.iter().enumerate() {
+                if i > 0 {
+                    write!(f, " {op} ")?;
+                }
+                write!(f, "{p}")?;
+            }
+            write!(f, ")")
+        };
+        match self {
+            Prop::True => write!(f, "true"),
+            Prop::False => write!(f, "false"),
+            Prop::Eq(l, v) => write!(f, "{l}={v}"),
+            Prop::Not(p) => write!(f, "~{p}"),
+            Prop::And(ps) => list(f, ps, "/\\"),
+            Prop::Or(ps) => list(f, ps, "\\/"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantifier {
+    Exists,
+    NotExists,
+    Forall,
+}
+
+impl Quantifier {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Quantifier::Exists => "exists",
+            Quantifier::NotExists => "~exists",
+            Quantifier::Forall => "forall",
+        }
+    }
+
+    /// herd's name for what the test expects of the proposition.
+    pub fn expectation(self) -> &'static str {
+        match self {
+            Quantifier::Exists => "Allowed",
+            Quantifier::NotExists => "Forbidden",
+            Quantifier::Forall => "Required",
+        }
+    }
+}
+
+/// A parsed litmus test.
+#[derive(Clone, Debug)]
+pub struct Test {
+    pub arch: String,
+    pub name: String,
+    /// Initial values (locations and registers not listed start at 0).
+    pub init: Vec<(Loc, i64)>,
+    /// Each thread's instructions, as written.
+    pub threads: Vec<Vec<String>>,
+    /// Extra locations to show in the final states (`locations [...]`).
+    pub locations: Vec<Loc>,
+    pub quantifier: Quantifier,
+    pub prop: Prop,
+}
+
+impl Test {
+    /// What the final states show: the `locations` line and every location of the condition,
+    /// registers first (by thread), then memory, each once.
+    pub fn observed(&self) -> Vec<Loc> {
+        let mut locs: Vec<&Loc> = self.locations.iter().collect();
+        self.prop.locs(&mut locs);
+        let mut out: Vec<Loc> = locs.into_iter().cloned().collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    pub fn initial(&self, loc: &Loc) -> i64 {
+        self.init
+            .iter()
+            .find(|(l, _)| l == loc)
+            .map(|(_, v)| *v)
+            .unwrap_or(0)
+    }
+}
+
+/// An error in a litmus test: outside the supported subset, or malformed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LitmusError(pub String);
+
+impl fmt::Display for LitmusError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One instruction of a test in the architecture's inline-assembly syntax.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lowered {
+    /// GNU assembler text; `%[R]` stands for the operand of register `R`, `LOC(x)` for the
+    /// address of location `x` (replaced by the generator).
+    pub asm: String,
+    pub regs: Vec<String>,
+    pub locs: Vec<String>,
+}
+
+/// An architecture's litmus instruction syntax.
+pub trait Isa: Sync {
+    /// The architecture name on a test's first line (`X86`).
+    fn arch(&self) -> &'static str;
+    /// Whether `name` is a register of a test (as in conditions and init).
+    fn is_register(&self, name: &str) -> bool;
+    /// One instruction, or an error naming the unsupported construct.
+    fn lower(&self, instr: &str) -> Result<Lowered, String>;
+    /// Operand template of a register variable in the asm (e.g. `%k[EAX]`).
+    fn reg_operand(&self, reg: &str) -> String;
+    /// Address of a global in the asm (e.g. `sym(%rip)`).
+    fn mem_operand(&self, symbol: &str) -> String;
+}
+
+/// The C symbol of location `name` in the generated program.
+pub fn symbol(name: &str) -> String {
+    format!("litmus_{name}")
+}
+
+/// The C program of a test: threads as functions made of one asm block each, `main` starting
+/// and joining them and recording the final memory values.
+pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
+    let observed = test.observed();
+    if observed.len() > crate::channel::MAX_OBSERVED {
+        return Err(LitmusError(format!(
+            "the condition names {} locations; at most {} are supported",
+            observed.len(),
+            crate::channel::MAX_OBSERVED
+        )));
+    }
+    let index = |l: &Loc| observed.iter().position(|o| o == l);
+    let mut mems: Vec<String> = Vec::new();
+    let mut add_mem = |m: &str| {
+        if !mems.iter().any(|x| x == m) {
+            mems.push(m.to_string());
+        }
+    };
+    for l in test.init.iter().map(|(l, _)| l).chain(&observed) {
+        if let Loc::Mem(m) = l {
+            add_mem(m);
+        }
+    }
+    let mut bodies = Vec::new();
+    for (t, code) in test.threads.iter().enumerate() {
+        let mut regs: Vec<String> = Vec::new();
+        let mut asm = String::new();
+        for instr in code {
+            let low = isa
+                .lower(instr)
+                .map_err(|e| LitmusError(format!("P{t}: {e}")))?;
+            let mut text = low.asm.clone();
+            for r in &low.regs {
+                if !regs.contains(r) {
+                    regs.push(r.clone());
+                }
+                text = text.replace(&format!("%[{r}]"), &isa.reg_operand(r));
+            }
+            for m in &low.locs {
+                add_mem(m);
+                text = text.replace(&format!("LOC({m})"), &isa.mem_operand(&symbol(m)));
+            }
+            asm.push_str(&format!("        \"{text}\\n\\t\"\n"));
+        }
+        for l in test.init.iter().map(|(l, _)| l).chain(&observed) {
+            if let Loc::Reg(rt, r) = l {
+                if *rt == t && !regs.contains(r) {
+                    regs.push(r.clone());
+                }
+            }
+        }
+        let mut body = format!("static void *P{t}(void *arg) {{\n");
+        for r in &regs {
+            let init = test.initial(&Loc::Reg(t, r.clone()));
+            body.push_str(&format!("    uint32_t {r} = (uint32_t){init}LL;\n"));
+        }
+        if !asm.is_empty() {
+            let outs: Vec<String> = regs.iter().map(|r| format!("[{r}] \"+r\"({r})")).collect();
+            body.push_str(&format!(
+                "    __asm__ volatile(\n{asm}        : {}\n        :\n        : \"memory\", \"cc\");\n",
+                outs.join(", ")
+            ));
+        }
+        for r in &regs {
+            match index(&Loc::Reg(t, r.clone())) {
+                Some(i) => body.push_str(&format!("    observe({i}, {r});\n")),
+                None => body.push_str(&format!("    (void){r};\n")),
+            }
+        }
+        body.push_str("    return arg;\n}\n");
+        bodies.push(body);
+    }
+    for l in &observed {
+        if let Loc::Reg(t, r) = l {
+            if *t >= test.threads.len() {
+                return Err(LitmusError(format!(
+                    "the condition names {t}:{r} but the test has {} threads",
+                    test.threads.len()
+                )));
+            }
+        }
+    }
+    let n = test.threads.len();
+    let mut c = format!(
+        "/* Generated by smc-run from litmus test {} ({}). */\n\
+         #include <pthread.h>\n#include <stdint.h>\n#include <stdio.h>\n\n\
+         /* Provided by the smc-run runtime; without it the program prints its final state. */\n\
+         extern void __smc_observe(unsigned, unsigned long long) __attribute__((weak));\n\
+         static void observe(unsigned index, uint32_t value) {{\n\
+         \x20   if (__smc_observe) __smc_observe(index, value);\n\
+         \x20   else printf(\"%u=%d\\n\", index, (int32_t)value);\n}}\n\n",
+        test.name, test.arch
+    );
+    for m in &mems {
+        let init = test.initial(&Loc::Mem(m.clone()));
+        c.push_str(&format!(
+            "int32_t {} __attribute__((aligned(64))) = (int32_t){init}LL;\n",
+            symbol(m)
+        ));
+    }
+    c.push('\n');
+    for b in &bodies {
+        c.push_str(b);
+        c.push('\n');
+    }
+    c.push_str(&format!(
+        "int main(void) {{\n    static void *(*const threads[{n}])(void *) = {{{}}};\n\
+         \x20   pthread_t tid[{n}];\n\
+         \x20   for (int i = 0; i < {n}; i++)\n\
+         \x20       if (pthread_create(&tid[i], 0, threads[i], 0)) return 2;\n\
+         \x20   for (int i = 0; i < {n}; i++) pthread_join(tid[i], 0);\n",
+        (0..n)
+            .map(|t| format!("P{t}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    for (i, l) in observed.iter().enumerate() {
+        if let Loc::Mem(m) = l {
+            c.push_str(&format!(
+                "    observe({i}, *(volatile int32_t *)&{});\n",
+                symbol(m)
+            ));
+        }
+    }
+    c.push_str("    return 0;\n}\n");
+    Ok(c)
+}
+
+/// herd's verdict on a test from the final states of the explored executions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Each distinct final state (values of [`Test::observed`]), with how many executions
+    /// reached it and whether it satisfies the proposition.
+    pub states: Vec<(Vec<i64>, u64, bool)>,
+    pub positive: u64,
+    pub negative: u64,
+}
+
+impl Verdict {
+    /// Evaluate the proposition on every observed final state. Observations are (index, value)
+    /// with the index into `test.observed()`.
+    pub fn new(
+        test: &Test,
+        observations: &BTreeMap<Vec<(u32, u64)>, u64>,
+    ) -> Result<Verdict, LitmusError> {
+        let locs = test.observed();
+        let mut states: BTreeMap<Vec<i64>, u64> = BTreeMap::new();
+        for (obs, count) in observations {
+            let mut values = vec![None; locs.len()];
+            for &(i, v) in obs {
+                if let Some(slot) = values.get_mut(i as usize) {
+                    *slot = Some(v as u32 as i32 as i64);
+                }
+            }
+            let values: Option<Vec<i64>> = values.into_iter().collect();
+            let values = values.ok_or_else(|| {
+                LitmusError("an execution ended without recording its final state".into())
+            })?;
+            *states.entry(values).or_insert(0) += count;
+        }
+        let (mut positive, mut negative) = (0, 0);
+        let states = states
+            .into_iter()
+            .map(|(values, count)| {
+                let value = |l: &Loc| values[locs.iter().position(|o| o == l).unwrap()];
+                let sat = test.prop.eval(&value);
+                if sat {
+                    positive += count;
+                } else {
+                    negative += count;
+                }
+                (values, count, sat)
+            })
+            .collect();
+        Ok(Verdict {
+            states,
+            positive,
+            negative,
+        })
+    }
+
+    /// herd's observation: the proposition holds in no execution, some, or all.
+    pub fn observation(&self) -> &'static str {
+        match (self.positive, self.negative) {
+            (0, _) => "Never",
+            (_, 0) => "Always",
+            _ => "Sometimes",
+        }
+    }
+
+    /// Whether the test's condition is validated (herd's Ok / No).
+    pub fn ok(&self, q: Quantifier) -> bool {
+        match q {
+            Quantifier::Exists => self.positive > 0,
+            Quantifier::NotExists => self.positive == 0,
+            Quantifier::Forall => self.negative == 0,
+        }
+    }
+}
