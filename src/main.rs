@@ -417,7 +417,7 @@ fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {
             Ok(t) => t,
             Err(e) => {
                 errors += cli.model.len();
-                println!("{file}: error: {e}");
+                eprintln!("smc-run: {file}: {e}");
                 json_results.push(serde_json::json!({ "file": file, "error": e.0 }));
                 return;
             }
@@ -427,7 +427,7 @@ fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {
                 Ok(c) => c,
                 Err(e) => {
                     errors += 1;
-                    println!("{:<40} {m:<4} error: {e}", test.name);
+                    eprintln!("smc-run: {file}: {m}: {e}");
                     json_results.push(serde_json::json!({
                         "test": test.name, "file": file, "model": m, "error": e
                     }));
