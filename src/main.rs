@@ -412,6 +412,9 @@ fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {
     let (mut checked, mut errors, mut mismatches, mut unexpected) = (0, 0, Vec::new(), 0);
     let mut json_results = Vec::new();
     let mut each = |run: litmus::run::TestRun| {
+        if target::interrupted() {
+            return; // what is left is only "interrupted"
+        }
         let file = run.path.display().to_string();
         let test = match run.test {
             Ok(t) => t,
