@@ -48,20 +48,8 @@ struct Cli {
     #[arg(short, long, default_value = "tso")]
     model: String,
 
-    /// At most N pending stores per store buffer (tso, pso); a store into a full buffer waits
-    /// for the oldest to reach memory. 0 is sequential consistency. Default: unbounded.
-    #[arg(long, value_name = "N")]
-    buffer_bound: Option<usize>,
-
-    /// Visible events per execution before the execution is cut (the verdict then says
-    /// "bounded" unless an error is found).
-    #[arg(long, default_value_t = engine::DEFAULT_MAX_STEPS)]
-    max_steps: usize,
-
-    /// Wall-clock seconds a thread may run without reaching a visible operation (a shared
-    /// access or a pthread call); longer is reported as a hang.
-    #[arg(long, default_value_t = 10.0)]
-    exec_timeout: f64,
+    #[command(flatten)]
+    bounds: Bounds,
 
     /// Do not stop at the first error: explore every execution and report each distinct error
     /// once, with how many executions end in it, and the first counterexample.
@@ -95,6 +83,39 @@ impl From<String> for UsageError {
     }
 }
 
+/// Bounds of the exploration, shared by programs and litmus tests.
+#[derive(clap::Args, Debug)]
+struct Bounds {
+    /// At most N pending stores per store buffer (tso, pso); a store into a full buffer waits
+    /// for the oldest to reach memory. 0 is sequential consistency. Default: unbounded.
+    #[arg(long, value_name = "N")]
+    buffer_bound: Option<usize>,
+
+    /// Visible events per execution before the execution is cut (a program's verdict then says
+    /// "bounded" unless an error is found; a litmus test is an error).
+    #[arg(long, default_value_t = engine::DEFAULT_MAX_STEPS)]
+    max_steps: usize,
+
+    /// Wall-clock seconds a thread may run without reaching a visible operation (a shared
+    /// access or a pthread call); longer is reported as a hang.
+    #[arg(long, default_value_t = 10.0)]
+    exec_timeout: f64,
+}
+
+impl Bounds {
+    fn check(&self) -> Result<Duration, UsageError> {
+        if !(self.exec_timeout > 0.0 && self.exec_timeout.is_finite()) {
+            return Err(UsageError(
+                "--exec-timeout must be a positive number of seconds".into(),
+            ));
+        }
+        if self.max_steps == 0 {
+            return Err(UsageError("--max-steps must be at least 1".into()));
+        }
+        Ok(Duration::from_secs_f64(self.exec_timeout))
+    }
+}
+
 /// Run litmus tests (herd format): generate a C program from each test, compile it, and
 /// model-check the binary; print herd7's verdict (final states, Ok/No, the Observation line).
 ///
@@ -120,17 +141,8 @@ struct LitmusCli {
     #[arg(short, long, value_name = "N")]
     jobs: Option<usize>,
 
-    /// At most N pending stores per store buffer (tso, pso). Default: unbounded.
-    #[arg(long, value_name = "N")]
-    buffer_bound: Option<usize>,
-
-    /// Visible events per execution before the execution is cut (then the test is an error).
-    #[arg(long, default_value_t = engine::DEFAULT_MAX_STEPS)]
-    max_steps: usize,
-
-    /// Wall-clock seconds a thread may run without reaching a visible operation.
-    #[arg(long, default_value_t = 10.0)]
-    exec_timeout: f64,
+    #[command(flatten)]
+    bounds: Bounds,
 
     /// C compiler for the generated programs.
     #[arg(long, default_value = "cc")]
@@ -150,40 +162,22 @@ struct LitmusCli {
 }
 
 fn main() -> ExitCode {
-    if std::env::args_os().nth(1).is_some_and(|a| a == "litmus") {
-        let cli = match LitmusCli::try_parse_from(std::env::args_os().skip(1)) {
-            Ok(c) => c,
-            Err(e) => {
-                let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
-                let _ = e.print();
-                return ExitCode::from(code);
-            }
-        };
-        install_interrupt_handlers();
-        return match run_litmus(&cli) {
-            Ok(code) => ExitCode::from(code),
-            Err(UsageError(msg)) => {
-                eprintln!("smc-run: {msg}");
-                ExitCode::from(if target::interrupted() {
-                    EXIT_INTERRUPTED
-                } else {
-                    EXIT_USAGE
-                })
-            }
-        };
-    }
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+    let litmus = std::env::args_os().nth(1).is_some_and(|a| a == "litmus");
+    let result = if litmus {
+        parse_args(LitmusCli::try_parse_from(std::env::args_os().skip(1))).map(|cli| {
+            install_interrupt_handlers();
+            run_litmus(&cli)
+        })
+    } else {
+        parse_args(Cli::try_parse()).map(|cli| {
+            install_interrupt_handlers();
+            run(&cli)
+        })
     };
-    install_interrupt_handlers();
-    match run(&cli) {
-        Ok(code) => ExitCode::from(code),
-        Err(UsageError(msg)) => {
+    match result {
+        Err(code) => code,
+        Ok(Ok(code)) => ExitCode::from(code),
+        Ok(Err(UsageError(msg))) => {
             eprintln!("smc-run: {msg}");
             ExitCode::from(if target::interrupted() {
                 EXIT_INTERRUPTED
@@ -192,6 +186,14 @@ fn main() -> ExitCode {
             })
         }
     }
+}
+
+/// The parsed arguments, or the exit code after clap printed help, version or an error.
+fn parse_args<T>(parsed: Result<T, clap::Error>) -> Result<T, ExitCode> {
+    parsed.map_err(|e| {
+        let _ = e.print();
+        ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK })
+    })
 }
 
 extern "C" fn on_interrupt(_: libc::c_int) {
@@ -253,21 +255,14 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
             return Ok(EXIT_OK);
         }
     }
-    let model = model::by_name(&cli.model, cli.buffer_bound).ok_or_else(|| {
+    let model = model::by_name(&cli.model, cli.bounds.buffer_bound).ok_or_else(|| {
         UsageError(format!(
             "unknown model `{}`; available: {}",
             cli.model,
             model::MODEL_NAMES.join(", ")
         ))
     })?;
-    if !(cli.exec_timeout > 0.0 && cli.exec_timeout.is_finite()) {
-        return Err(UsageError(
-            "--exec-timeout must be a positive number of seconds".into(),
-        ));
-    }
-    if cli.max_steps == 0 {
-        return Err(UsageError("--max-steps must be at least 1".into()));
-    }
+    let exec_timeout = cli.bounds.check()?;
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
     let mut tmp = None;
     let path = if given.extension().is_some_and(|e| e == "c") {
@@ -285,7 +280,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     let nsites = plan.sites.len();
     let opts = Options {
         args: cli.args.clone(),
-        exec_timeout: Duration::from_secs_f64(cli.exec_timeout),
+        exec_timeout,
         fences_visible: model.fences_visible(),
         buffered: model.buffers().is_some(),
     };
@@ -301,7 +296,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         );
     }
     let cfg = engine::Config {
-        max_steps: cli.max_steps,
+        max_steps: cli.bounds.max_steps,
         keep_going: cli.keep_going,
     };
     let mut progress = |_: &engine::Stats| !target::interrupted();
@@ -364,15 +359,9 @@ fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {
             )));
         }
     }
-    if !(cli.exec_timeout > 0.0 && cli.exec_timeout.is_finite()) {
-        return Err(UsageError(
-            "--exec-timeout must be a positive number of seconds".into(),
-        ));
-    }
-    if cli.max_steps == 0 || cli.jobs == Some(0) {
-        return Err(UsageError(
-            "--max-steps and --jobs must be at least 1".into(),
-        ));
+    let exec_timeout = cli.bounds.check()?;
+    if cli.jobs == Some(0) {
+        return Err(UsageError("--jobs must be at least 1".into()));
     }
     let expectations = match &cli.expect {
         None => None,
@@ -398,9 +387,9 @@ fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {
     }
     let opts = litmus::run::Options {
         cc: cli.cc.clone(),
-        exec_timeout: Duration::from_secs_f64(cli.exec_timeout),
-        max_steps: cli.max_steps,
-        buffer_bound: cli.buffer_bound,
+        exec_timeout,
+        max_steps: cli.bounds.max_steps,
+        buffer_bound: cli.bounds.buffer_bound,
         keep_dir: cli.keep.clone(),
     };
     let jobs = cli
