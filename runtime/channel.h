@@ -141,6 +141,8 @@ struct smc_commit {
 
 #define SMC_FLAG_FENCES_VISIBLE 1u /* report fences as events */
 #define SMC_FLAG_BUFFERED 2u       /* stores are buffered by the supervisor (TSO, PSO) */
+#define SMC_FLAG_DEBUGGABLE 4u     /* --gdb: any process may trace an execution, and an error
+                                    * stops the failing thread (SIGSTOP) for the debugger */
 
 /* Error kinds reported by the runtime (first error wins). */
 enum smc_err {
@@ -177,6 +179,7 @@ struct smc_header {
     uint32_t pad0;
     uint64_t load_bias;
     uint64_t tramp_addr;
+    uint64_t self_addr;   /* runtime: where this channel is mapped in the program */
     /* fork server */
     uint32_t fs_cmd;   /* futex: bumped by the supervisor to start one execution */
     uint32_t fs_quit;

@@ -187,6 +187,7 @@ static void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr
         memcpy(ch->err_msg, msg, n);
         ch->err_msg[n] = 0;
     }
+    if (ch->flags & SMC_FLAG_DEBUGGABLE) raise(SIGSTOP); /* the debugger takes over here */
 }
 
 static void wait_go(struct smc_slot *s) {
@@ -465,6 +466,7 @@ __attribute__((constructor)) static void smc_init(void) {
     }
     ch->load_bias = g_bias;
     ch->tramp_addr = (uint64_t)(uintptr_t)g_tramp;
+    ch->self_addr = (uint64_t)(uintptr_t)ch;
     STORE(&ch->init_state, SMC_INIT_MAPPED);
     notify_supervisor();
     wait_init_state(SMC_INIT_CODE);
@@ -527,6 +529,8 @@ static int smc_main(int argc, char **argv, char **envp) {
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != server) die_now(0);
+            /* yama's ptrace_scope=1 only lets ancestors trace; gdb is not ours */
+            if (ch->flags & SMC_FLAG_DEBUGGABLE) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
             t_slot = 0;
             t_stack_lo = g_main_stack_lo;
             t_stack_hi = g_main_stack_hi;

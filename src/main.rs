@@ -12,7 +12,7 @@ use smc_run::engine::{self, ExecError};
 use smc_run::instrument::Plan;
 use smc_run::litmus::{self, expect::Expectations};
 use smc_run::program::Program;
-use smc_run::report::{self, Symbolizer};
+use smc_run::report::{self, schedule::Schedule, Symbolizer};
 use smc_run::target::{self, NativeTarget, Options, TempDir};
 use smc_run::{model, targets};
 
@@ -44,9 +44,9 @@ struct Cli {
 
     /// Memory model: tso (total store order, what x86-64 runs; the default), pso (partial store
     /// order: stores to different locations may also be reordered), or sc (sequential
-    /// consistency).
-    #[arg(short, long, default_value = "tso")]
-    model: String,
+    /// consistency). With --replay: the schedule's model.
+    #[arg(short, long)]
+    model: Option<String>,
 
     #[command(flatten)]
     bounds: Bounds,
@@ -67,6 +67,25 @@ struct Cli {
     /// C compiler used for a .c PROGRAM.
     #[arg(long, default_value = "cc")]
     cc: String,
+
+    /// Where to save the failing schedule (default: PROGRAM's name with `.schedule`, in the
+    /// current directory; with --keep-going, further distinct errors get `.2`, `.3`...).
+    #[arg(long, value_name = "FILE")]
+    schedule: Option<PathBuf>,
+
+    /// Re-run PROGRAM forced along a saved schedule, with the program's own output visible,
+    /// and report the error again.
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
+
+    /// With --replay: stop the program just before its failing event and attach gdb to it
+    /// (or print the gdb command when gdb is not installed).
+    #[arg(long, requires = "replay")]
+    gdb: bool,
+
+    /// Write the failing execution as a Graphviz graph to FILE (render: dot -Tsvg FILE).
+    #[arg(long, value_name = "FILE")]
+    dot: Option<PathBuf>,
 
     /// Write the SV-COMP header (smc_verifier.h) and stub library (libsmc_verifier.so) to DIR
     /// and exit.
@@ -255,15 +274,35 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
             return Ok(EXIT_OK);
         }
     }
-    let model = model::by_name(&cli.model, cli.bounds.buffer_bound).ok_or_else(|| {
+    let replay = match &cli.replay {
+        None => None,
+        Some(f) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| UsageError(format!("{}: {e}", f.display())))?;
+            Some(Schedule::parse(&text).map_err(|e| UsageError(format!("{}: {e}", f.display())))?)
+        }
+    };
+    let model_name = cli
+        .model
+        .clone()
+        .or_else(|| replay.as_ref().map(|r| r.model.clone()))
+        .unwrap_or_else(|| "tso".into());
+    let buffer_bound = cli
+        .bounds
+        .buffer_bound
+        .or(replay.as_ref().and_then(|r| r.buffer_bound));
+    let model = model::by_name(&model_name, buffer_bound).ok_or_else(|| {
         UsageError(format!(
-            "unknown model `{}`; available: {}",
-            cli.model,
+            "unknown model `{model_name}`; available: {}",
             model::MODEL_NAMES.join(", ")
         ))
     })?;
     let exec_timeout = cli.bounds.check()?;
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
+    let args: Vec<OsString> = match &replay {
+        Some(r) if cli.args.is_empty() => r.args.iter().map(OsString::from).collect(),
+        _ => cli.args.clone(),
+    };
     let mut tmp = None;
     let path = if given.extension().is_some_and(|e| e == "c") {
         let dir = TempDir::new().map_err(UsageError)?;
@@ -279,28 +318,46 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     let plan = Plan::new(&program, decoder);
     let nsites = plan.sites.len();
     let opts = Options {
-        args: cli.args.clone(),
+        args: args.clone(),
         exec_timeout,
         fences_visible: model.fences_visible(),
         buffered: model.buffers().is_some(),
+        program_output: replay.is_some(),
+        debuggable: cli.gdb,
     };
     let started = Instant::now();
     let mut target = NativeTarget::start(&path, plan, &opts).map_err(UsageError)?;
-    drop(tmp); // the running fork server holds everything it needs
+    if !cli.gdb {
+        drop(tmp); // the running fork server holds everything it needs (gdb needs the file)
+    }
     if !cli.quiet && !cli.json {
+        let what = if replay.is_some() {
+            "replaying"
+        } else {
+            "checking"
+        };
         println!(
-            "smc-run: checking {} under {} ({} instrumented instructions)",
+            "smc-run: {what} {} under {model_name} ({nsites} instrumented instructions)",
             given.display(),
-            cli.model.as_str(),
-            nsites
         );
     }
     let cfg = engine::Config {
         max_steps: cli.bounds.max_steps,
         keep_going: cli.keep_going,
     };
-    let mut progress = |_: &engine::Stats| !target::interrupted();
-    let result = engine::explore(&mut target, model.as_ref(), &cfg, &mut progress);
+    let result = match &replay {
+        Some(r) => engine::replay(&mut target, model.as_ref(), &cfg, &r.steps, cli.gdb),
+        None => {
+            let bar = report::progress::Bar::new(!cli.quiet && !cli.json);
+            let mut progress = |s: &engine::Stats| {
+                bar.update(s, started.elapsed());
+                !target::interrupted()
+            };
+            let r = engine::explore(&mut target, model.as_ref(), &cfg, &mut progress);
+            bar.finish();
+            r
+        }
+    };
     let elapsed = started.elapsed().as_secs_f64();
     let sym = Symbolizer {
         program: &program,
@@ -312,18 +369,81 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         Err(ExecError::Interrupted) => return Err(UsageError("interrupted".into())),
         Err(ExecError::Fatal(msg)) => return Err(UsageError(msg)),
     };
+    drop(target);
+    if cli.gdb {
+        return Ok(EXIT_OK); // the user has seen the program in the debugger
+    }
     if target::interrupted() {
         return Err(UsageError("interrupted".into()));
     }
-    drop(target);
+    // Save the schedule of each distinct error (not when replaying one).
+    let mut saved = Vec::new();
+    if replay.is_none() {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        for (k, (cx, _)) in outcome.errors.iter().enumerate() {
+            let file = schedule_path(cli.schedule.as_deref(), given, k);
+            let s = Schedule::new(
+                cx,
+                &given.display().to_string(),
+                &args,
+                &model_name,
+                buffer_bound,
+            );
+            std::fs::write(&file, format!("{}\n", s.to_json())).map_err(|e| {
+                UsageError(format!(
+                    "cannot save the schedule to {}: {e}",
+                    file.display()
+                ))
+            })?;
+            saved.push(file);
+        }
+    }
+    if let (Some(f), Some(cx)) = (&cli.dot, &outcome.error) {
+        std::fs::write(f, report::dot::graph(&sym, cx))
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", f.display())))?;
+    }
     if !cli.quiet {
-        if let Some(cx) = &outcome.error {
-            println!("error: {}: {}", cx.kind.name(), cx.message);
+        let shown = if cli.keep_going {
+            outcome.errors.len()
+        } else {
+            1
+        };
+        for (k, (cx, n)) in outcome.errors.iter().take(shown).enumerate() {
+            let count = if cli.keep_going {
+                format!(" ({n} executions)")
+            } else {
+                String::new()
+            };
+            println!("error: {}: {}{count}", cx.kind.name(), cx.message);
             print!("{}", report::counterexample_text(&sym, cx));
+            if let Some(f) = saved.get(k) {
+                println!(
+                    "schedule saved to {0}; replay it with: smc-run --replay {0} {1}",
+                    f.display(),
+                    given.display()
+                );
+            }
+        }
+        if let Some(r) = &replay {
+            let same = outcome
+                .error
+                .as_ref()
+                .is_some_and(|cx| cx.kind.name() == r.kind && cx.message == r.message);
+            if same {
+                println!("replay: reproduced the saved error");
+            } else {
+                println!(
+                    "replay: did NOT reproduce the saved error ({}: {})",
+                    r.kind, r.message
+                );
+            }
         }
     }
     if !cli.json || !cli.quiet {
-        let summary = report::summary_text(cli.model.as_str(), &outcome, elapsed);
+        let summary = report::summary_text(&model_name, &outcome, elapsed);
         if cli.quiet || cli.json {
             print!(
                 "{}",
@@ -340,7 +460,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     if cli.json {
         println!(
             "{}",
-            report::json(&sym, cli.model.as_str(), &outcome, elapsed)
+            report::json(&sym, &model_name, &outcome, elapsed, &saved)
         );
     }
     Ok(match report::verdict(&outcome) {
@@ -348,6 +468,24 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         "bounded" => EXIT_BOUNDED,
         _ => EXIT_OK,
     })
+}
+
+/// Where the k-th distinct error's schedule goes: `--schedule FILE` (then FILE.2, FILE.3...),
+/// or `NAME.schedule` (then `NAME.2.schedule`...) in the current directory.
+fn schedule_path(chosen: Option<&Path>, program: &Path, k: usize) -> PathBuf {
+    match chosen {
+        Some(f) if k == 0 => f.to_path_buf(),
+        Some(f) => PathBuf::from(format!("{}.{}", f.display(), k + 1)),
+        None => {
+            let stem = program
+                .file_stem()
+                .map_or("program".into(), |s| s.to_string_lossy().into_owned());
+            match k {
+                0 => PathBuf::from(format!("{stem}.schedule")),
+                _ => PathBuf::from(format!("{stem}.{}.schedule", k + 1)),
+            }
+        }
+    }
 }
 
 fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {

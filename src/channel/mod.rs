@@ -82,6 +82,7 @@ pub const PREV_READ: u32 = 4;
 pub const PREV_STORED: u32 = 8;
 pub const FLAG_FENCES_VISIBLE: u32 = 1;
 pub const FLAG_BUFFERED: u32 = 2;
+pub const FLAG_DEBUGGABLE: u32 = 4;
 
 pub mod err {
     pub const NONE: u32 = 0;
@@ -167,6 +168,7 @@ pub struct Header {
     pub pad0: u32,
     pub load_bias: u64,
     pub tramp_addr: u64,
+    pub self_addr: u64,
     pub fs_cmd: u32,
     pub fs_quit: u32,
     pub child_pid: i32,

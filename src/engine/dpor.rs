@@ -11,7 +11,7 @@ use super::buffer::{Buffers, Entry};
 use super::sync::SyncState;
 use super::{
     Config, Counterexample, Ended, ErrorKind, ExecError, Executor, Outcome, ProcessEnd, Progress,
-    Reply, RuntimeErrorKind, SlotState, Snapshot, Stats, ThreadInfo,
+    Reply, RuntimeErrorKind, SlotState, Snapshot, Stats, Step, ThreadInfo,
 };
 use crate::event::{Event, FenceKind, Footprint, Op, Pending, TargetAddr, ThreadId};
 use crate::model::{BufferKind, Model};
@@ -68,6 +68,8 @@ impl Node {
 #[derive(Default)]
 struct ThreadNames {
     ids: BTreeMap<(u32, u64), ThreadId>,
+    /// (parent, nth) of each id but main's, by id - 1.
+    keys: Vec<(u32, u64)>,
     count: u32,
 }
 
@@ -79,8 +81,28 @@ impl ThreadNames {
         let id = *self.ids.entry((parent.0, nth)).or_insert(next);
         if id == next {
             self.count += 1;
+            self.keys.push((parent.0, nth));
         }
         id
+    }
+
+    /// The spawn-tree path of a thread: the `nth` keys from main down (empty for main).
+    /// Unlike ids, paths do not depend on the order threads were first seen.
+    fn path(&self, t: ThreadId) -> Vec<u64> {
+        let mut path = Vec::new();
+        let mut t = t;
+        while t != ThreadId::MAIN {
+            let (parent, nth) = self.keys[t.index() - 1];
+            path.push(nth);
+            t = ThreadId(parent);
+        }
+        path.reverse();
+        path
+    }
+
+    fn intern_path(&mut self, path: &[u64]) -> ThreadId {
+        path.iter()
+            .fold(ThreadId::MAIN, |parent, &nth| self.child(parent, nth))
     }
 }
 
@@ -143,6 +165,8 @@ enum RunEnd {
     Blocked,
     Bounded,
     Error(Counterexample),
+    /// Stopped before the last step of a replay, handed over to a debugger.
+    HandedOver,
 }
 
 struct Explorer<'a> {
@@ -152,28 +176,77 @@ struct Explorer<'a> {
     /// Positions before this one replay events already analysed.
     replay_until: usize,
     names: ThreadNames,
+    /// Replaying: hand the execution over instead of running the last step.
+    hand_over: bool,
 }
 
-/// Explore every inequivalent execution; stop at the first error.
+/// Explore every inequivalent execution; stop at the first error (or go on, with
+/// `cfg.keep_going`).
 pub fn explore(
     exec: &mut dyn Executor,
     model: &dyn Model,
     cfg: &Config,
     progress: Progress,
 ) -> Result<Outcome, ExecError> {
-    let mut x = Explorer {
+    let x = Explorer {
         model,
         cfg,
         nodes: Vec::new(),
         replay_until: 0,
         names: ThreadNames::default(),
+        hand_over: false,
     };
+    explore_from(x, exec, cfg, progress, false)
+}
+
+/// Run one execution along `schedule` (a counterexample's), then on as the exploration would.
+/// With `hand_over`, stop before the schedule's last step and give the execution to
+/// [`Executor::hand_over`] (a debugger) instead.
+pub fn replay(
+    exec: &mut dyn Executor,
+    model: &dyn Model,
+    cfg: &Config,
+    schedule: &[Step],
+    hand_over: bool,
+) -> Result<Outcome, ExecError> {
+    let mut x = Explorer {
+        model,
+        cfg,
+        nodes: Vec::new(),
+        replay_until: schedule.len(),
+        names: ThreadNames::default(),
+        hand_over,
+    };
+    for s in schedule {
+        let chosen = x.names.intern_path(&s.thread);
+        x.nodes.push(Node {
+            chosen,
+            alt: s.alt,
+            alts: s.alt + 1,
+            enabled: Vec::new(),
+            backtrack: Vec::new(),
+            sleep: Vec::new(),
+            explored: Vec::new(),
+            op: None,
+        });
+    }
+    explore_from(x, exec, cfg, &mut |_| true, true)
+}
+
+fn explore_from(
+    mut x: Explorer,
+    exec: &mut dyn Executor,
+    cfg: &Config,
+    progress: Progress,
+    once: bool,
+) -> Result<Outcome, ExecError> {
     let mut stats = Stats::default();
     let (mut first, mut errors) = (None, Vec::new());
     let mut observations = BTreeMap::new();
     loop {
         let (end, run) = x.run_one(exec)?;
         stats.events += run.trace.len() as u64;
+        stats.depth = run.trace.len() as u64;
         match end {
             RunEnd::Complete => {
                 stats.executions += 1;
@@ -184,14 +257,16 @@ pub fn explore(
             }
             RunEnd::Blocked => stats.blocked += 1,
             RunEnd::Bounded => stats.bounded += 1,
+            RunEnd::HandedOver => {}
             RunEnd::Error(cx) => {
                 stats.executions += 1;
                 match errors
                     .iter_mut()
-                    .find(|(k, m, _)| *k == cx.kind && *m == cx.message)
-                {
-                    Some(e) => e.2 += 1,
-                    None => errors.push((cx.kind.clone(), cx.message.clone(), 1)),
+                    .find(|(e, _): &&mut (Counterexample, u64)| {
+                        e.kind == cx.kind && e.message == cx.message
+                    }) {
+                    Some(e) => e.1 += 1,
+                    None => errors.push((cx.clone(), 1)),
                 }
                 first.get_or_insert(cx);
                 if !cfg.keep_going {
@@ -205,7 +280,7 @@ pub fn explore(
                 }
             }
         }
-        if !progress(&stats) || !x.next_branch(&run) {
+        if once || !progress(&stats) || !x.next_branch(&run) {
             return Ok(Outcome {
                 stats,
                 error: first,
@@ -447,6 +522,14 @@ impl Explorer<'_> {
                 t
             };
             let pending = run.threads[t.index()].pending.unwrap();
+            if self.hand_over && pos + 1 == self.nodes.len() {
+                let (value, _) = run.sync.apply(t, &pending.op, self.nodes[pos].alt);
+                let patch = run.forwarding(t, &pending.op).map(|f| (f.mask, f.bytes));
+                let slot = run.threads[t.index()].slot;
+                exec.hand_over(slot, &Reply { value, patch })?;
+                exec.end()?;
+                return Ok((RunEnd::HandedOver, run));
+            }
             if let Some((owner, key)) = run.threads[t.index()].updater {
                 // a buffered store reaches memory; no thread of the program runs for it
                 let entry = run
@@ -971,14 +1054,25 @@ impl Explorer<'_> {
                 }
             })
             .collect();
-        Counterexample {
+        let schedule = self.nodes[..run.trace.len().min(self.nodes.len())]
+            .iter()
+            .map(|n| Step {
+                thread: self.names.path(n.chosen),
+                alt: n.alt,
+            })
+            .collect();
+        let mut cx = Counterexample {
             kind,
             message,
             trace: run.trace.iter().map(|t| t.ev.clone()).collect(),
             threads,
             fault,
             signal,
-        }
+            schedule,
+            buffered: run.buffers.is_some(),
+        };
+        renumber(&mut cx);
+        cx
     }
 
     /// Move to the deepest node with something left to explore. False when done.
@@ -1021,6 +1115,37 @@ impl Explorer<'_> {
 }
 
 /// The first (up to) 8 bytes as a little-endian number, for reports.
+/// Name the threads of a counterexample in the order they appear in it (main first), so that
+/// the report does not depend on the order the exploration met them (replays show the same).
+fn renumber(cx: &mut Counterexample) {
+    let mut order: Vec<ThreadId> = vec![ThreadId::MAIN];
+    let seen = cx
+        .trace
+        .iter()
+        .map(|e| e.thread)
+        .chain(cx.threads.iter().map(|t| t.id));
+    for t in seen {
+        if !order.contains(&t) {
+            order.push(t);
+        }
+    }
+    let new = |t: ThreadId| ThreadId(order.iter().position(|&o| o == t).unwrap() as u32);
+    for e in &mut cx.trace {
+        e.thread = new(e.thread);
+        if let Op::Update { owner, .. } = &mut e.op {
+            *owner = new(*owner);
+        }
+    }
+    for th in &mut cx.threads {
+        th.id = new(th.id);
+        th.parent = th.parent.map(new);
+        th.buffer_of = th.buffer_of.map(new);
+    }
+    if let Some((t, _, _)) = &mut cx.fault {
+        *t = new(*t);
+    }
+}
+
 fn le_value(bytes: &[u8]) -> u64 {
     let mut v = [0u8; 8];
     let n = bytes.len().min(8);

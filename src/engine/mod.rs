@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use crate::event::{Event, Pending, ThreadId, MAX_ACCESS};
 
-pub use dpor::explore;
+pub use dpor::{explore, replay};
 
 /// What a slot of the execution is doing, as seen between two steps.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,6 +113,12 @@ pub trait Executor {
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError>;
     /// End the current execution if it still runs (nothing more will be scheduled).
     fn end(&mut self) -> Result<(), ExecError>;
+    /// Give the stopped execution to a debugger: `slot` may run its pending operation with
+    /// `reply` when the debugger lets it; returns when the debugger is done.
+    fn hand_over(&mut self, slot: u32, reply: &Reply) -> Result<(), ExecError> {
+        let _ = (slot, reply);
+        Err(ExecError::Fatal("this target cannot be debugged".into()))
+    }
     /// What the execution that just ended recorded with `__smc_observe`.
     fn observed(&self) -> Observation {
         Vec::new()
@@ -179,6 +185,19 @@ pub struct Counterexample {
     /// For crashes: the faulting instruction and address, and the thread.
     pub fault: Option<(ThreadId, u64, u64)>,
     pub signal: Option<i32>,
+    /// The decisions that lead to it, one per event of `trace` ([`replay`] takes them).
+    pub schedule: Vec<Step>,
+    /// Stores went through store buffers (TSO, PSO): memory changes at updates.
+    pub buffered: bool,
+}
+
+/// One decision of a schedule: the thread that ran, by its spawn-tree path (the n-th child
+/// of the n-th child... of main; empty for main; store-buffer updaters have keys from 2^63),
+/// and which outcome of a choice (which waiter a signal wakes) it took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub thread: Vec<u64>,
+    pub alt: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -190,6 +209,8 @@ pub struct Stats {
     /// Executions cut at the step bound.
     pub bounded: u64,
     pub events: u64,
+    /// Events of the latest execution (its depth in the exploration tree).
+    pub depth: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -197,8 +218,9 @@ pub struct Outcome {
     pub stats: Stats,
     /// The first error found, with its counterexample.
     pub error: Option<Counterexample>,
-    /// Every distinct error (kind and message) and how many executions ended in it.
-    pub errors: Vec<(ErrorKind, String, u64)>,
+    /// Every distinct error (kind and message): its first counterexample and how many
+    /// executions ended in it.
+    pub errors: Vec<(Counterexample, u64)>,
     /// How many complete executions (not ending in an error) recorded each observation; empty
     /// when the program observes nothing.
     pub observations: BTreeMap<Observation, u64>,

@@ -97,6 +97,8 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         exec_timeout: opts.exec_timeout,
         fences_visible: model.fences_visible(),
         buffered: model.buffers().is_some(),
+        program_output: false,
+        debuggable: false,
     };
     let mut native = NativeTarget::start(exe, plan, &topts)?;
     let cfg = engine::Config {

@@ -226,6 +226,12 @@ impl Program {
     }
 
     /// `file.c:12` for a code address, when the program has DWARF line information.
+    /// The source file (as recorded in DWARF) and line of an instruction.
+    pub fn source_at(&self, addr: u64) -> Option<(PathBuf, u32)> {
+        let loc = self.lines.as_ref()?.find_location(addr).ok()??;
+        Some((PathBuf::from(loc.file?), loc.line?))
+    }
+
     pub fn line_at(&self, addr: u64) -> Option<String> {
         let loc = self.lines.as_ref()?.find_location(addr).ok()??;
         let file = loc.file?;

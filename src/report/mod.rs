@@ -1,7 +1,12 @@
 //! What the user reads: the verdict, the statistics and the counterexample, as text or as
 //! one JSON object (schema documented in README.md, versioned by `schema`).
 
+pub mod dot;
 pub mod litmus;
+pub mod progress;
+pub mod schedule;
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -72,6 +77,56 @@ fn thread_label(sym: &Symbolizer, threads: &[ThreadInfo], t: ThreadId) -> String
         Some(n) => format!("{t} {n}"),
         None => t.to_string(),
     }
+}
+
+/// For an event that reads memory: the index of the event whose write it read (None: the
+/// initial value). Under TSO/PSO memory changes at updates, except that a load served from its
+/// own thread's buffer reads that thread's latest store.
+pub fn reads_from(cx: &Counterexample, i: usize) -> Option<Option<usize>> {
+    let e = &cx.trace[i];
+    let read = matches!(
+        e.op,
+        Op::Load { .. } | Op::RmwLoad { .. } | Op::Rmw { .. } | Op::Cas { .. }
+    );
+    let (addr, size) = e.op.data().filter(|_| read)?;
+    let overlaps = |w: &Event| {
+        w.op.data()
+            .is_some_and(|(a, s)| a.0 < addr.0 + size as u64 && addr.0 < a.0 + s as u64)
+    };
+    let from_buffer = cx.buffered && e.forwarded != 0;
+    let writes = |w: &Event| match w.op {
+        Op::Store { .. } | Op::RmwStore { .. } if from_buffer => w.thread == e.thread,
+        _ if from_buffer => false,
+        Op::Store { .. } | Op::RmwStore { .. } => !cx.buffered,
+        Op::Update { .. } | Op::Rmw { .. } => true,
+        Op::Cas { .. } => w.wrote,
+        _ => false,
+    };
+    Some(
+        (0..i)
+            .rev()
+            .find(|&j| writes(&cx.trace[j]) && overlaps(&cx.trace[j])),
+    )
+}
+
+/// A few lines of source around `pc`'s line, when the file is readable.
+pub fn source_excerpt(sym: &Symbolizer, pc: u64) -> Option<String> {
+    let (file, line) = sym.program.source_at(sym.file_addr(pc))?;
+    let text = std::fs::read_to_string(&file).ok()?;
+    let line = line as usize;
+    let first = line.saturating_sub(2).max(1);
+    let mut out = String::new();
+    for (n, l) in text
+        .lines()
+        .enumerate()
+        .skip(first - 1)
+        .take(line + 1 - first + 1)
+    {
+        let n = n + 1;
+        let mark = if n == line { ">" } else { " " };
+        out.push_str(&format!("  {mark}{n:>5} | {l}\n"));
+    }
+    Some(out)
 }
 
 fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
@@ -184,10 +239,16 @@ pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
     let rows: Vec<(String, String, String)> = cx
         .trace
         .iter()
-        .map(|e| {
+        .enumerate()
+        .map(|(i, e)| {
+            let from = match reads_from(cx, i) {
+                None => String::new(),
+                Some(None) => " (initial)".to_string(),
+                Some(Some(j)) => format!(" (from #{})", j + 1),
+            };
             (
                 thread_label(sym, &cx.threads, e.thread),
-                describe(sym, cx, e),
+                describe(sym, cx, e) + &from,
                 location(sym, e),
             )
         })
@@ -208,6 +269,9 @@ pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
             thread_label(sym, &cx.threads, t),
             sym.code(pc)
         ));
+        if let Some(src) = source_excerpt(sym, pc) {
+            out.push_str(&src);
+        }
     }
     for th in &cx.threads {
         if let Some(p) = &th.pending {
@@ -259,6 +323,9 @@ fn event_json(sym: &Symbolizer, cx: &Counterexample, i: usize, e: &Event) -> Val
         if let Some(v) = e.value_read {
             o["read"] = json!(v);
         }
+        if let Some(from) = reads_from(cx, i) {
+            o["reads_from"] = json!(from.map(|j| j + 1));
+        }
         if let Some(v) = e.value_written {
             o["written"] = json!(v);
         }
@@ -266,7 +333,35 @@ fn event_json(sym: &Symbolizer, cx: &Counterexample, i: usize, e: &Event) -> Val
     o
 }
 
-pub fn json(sym: &Symbolizer, model: &str, outcome: &Outcome, elapsed_s: f64) -> Value {
+/// A counterexample as data; `schedule_file` is where its schedule was saved.
+pub fn error_json(sym: &Symbolizer, cx: &Counterexample, schedule_file: Option<&Path>) -> Value {
+    let mut err = json!({
+        "kind": cx.kind.name(),
+        "message": cx.message,
+        "trace": cx.trace.iter().enumerate().map(|(i, e)| event_json(sym, cx, i, e)).collect::<Vec<_>>(),
+        "schedule_file": schedule_file.map(|p| p.display().to_string()),
+    });
+    if let Some((t, pc, addr)) = cx.fault {
+        err["thread"] = json!(t.to_string());
+        err["pc"] = json!(format!("{pc:#x}"));
+        err["location"] = json!(sym.code(pc));
+        err["fault_addr"] = json!(format!("{addr:#x}"));
+    }
+    if let Some(sig) = cx.signal {
+        err["signal"] = json!(sig);
+    }
+    err
+}
+
+/// The whole report as one JSON object; `schedule_files[k]` is where the schedule of the k-th
+/// distinct error was saved.
+pub fn json(
+    sym: &Symbolizer,
+    model: &str,
+    outcome: &Outcome,
+    elapsed_s: f64,
+    schedule_files: &[PathBuf],
+) -> Value {
     let s = &outcome.stats;
     let mut o = json!({
         "schema": JSON_SCHEMA,
@@ -279,29 +374,21 @@ pub fn json(sym: &Symbolizer, model: &str, outcome: &Outcome, elapsed_s: f64) ->
         "events": s.events,
         "elapsed_s": (elapsed_s * 1e6).round() / 1e6,
     });
+    let file = |k: usize| schedule_files.get(k).map(PathBuf::as_path);
     if !outcome.errors.is_empty() {
         o["errors"] = json!(outcome
             .errors
             .iter()
-            .map(|(k, m, n)| json!({"kind": k.name(), "message": m, "count": n}))
+            .enumerate()
+            .map(|(k, (cx, n))| {
+                let mut e = error_json(sym, cx, file(k));
+                e["count"] = json!(n);
+                e
+            })
             .collect::<Vec<_>>());
     }
     if let Some(cx) = &outcome.error {
-        let mut err = json!({
-            "kind": cx.kind.name(),
-            "message": cx.message,
-            "trace": cx.trace.iter().enumerate().map(|(i, e)| event_json(sym, cx, i, e)).collect::<Vec<_>>(),
-        });
-        if let Some((t, pc, addr)) = cx.fault {
-            err["thread"] = json!(t.to_string());
-            err["pc"] = json!(format!("{pc:#x}"));
-            err["location"] = json!(sym.code(pc));
-            err["fault_addr"] = json!(format!("{addr:#x}"));
-        }
-        if let Some(sig) = cx.signal {
-            err["signal"] = json!(sig);
-        }
-        o["error"] = err;
+        o["error"] = error_json(sym, cx, file(0));
     }
     o
 }
@@ -313,9 +400,13 @@ pub fn summary_text(model: &str, outcome: &Outcome, elapsed_s: f64) -> String {
         "executions: {}  blocked: {}  cut at the step bound: {}  time: {:.2}s  model: {}\n",
         s.executions, s.blocked, s.bounded, elapsed_s, model
     );
-    if outcome.errors.len() > 1 || outcome.errors.first().is_some_and(|e| e.2 > 1) {
-        for (k, m, n) in &outcome.errors {
-            out.push_str(&format!("  {n} execution(s): {}: {m}\n", k.name()));
+    if outcome.errors.len() > 1 || outcome.errors.first().is_some_and(|e| e.1 > 1) {
+        for (cx, n) in &outcome.errors {
+            out.push_str(&format!(
+                "  {n} execution(s): {}: {}\n",
+                cx.kind.name(),
+                cx.message
+            ));
         }
     }
     out.push_str(&match (&outcome.error, s.bounded) {

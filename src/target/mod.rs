@@ -46,9 +46,15 @@ pub struct Options {
     pub fences_visible: bool,
     /// Stores go through the supervisor's store buffers (TSO, PSO).
     pub buffered: bool,
+    /// Let the program's stdout and stderr through (replays); otherwise discarded.
+    pub program_output: bool,
+    /// Executions may be traced by a debugger and stop at their error (`--gdb`).
+    pub debuggable: bool,
 }
 
 pub struct NativeTarget {
+    /// The program's file (for the debugger).
+    exe: PathBuf,
     ch: Channel,
     server: Child,
     _runtime: File,
@@ -78,6 +84,7 @@ fn runtime_memfd() -> std::io::Result<File> {
 
 impl NativeTarget {
     pub fn start(path: &Path, plan: Plan, opts: &Options) -> Result<NativeTarget, StartError> {
+        let exe = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let mut flags = 0;
         if opts.fences_visible {
             flags |= channel::FLAG_FENCES_VISIBLE;
@@ -85,20 +92,26 @@ impl NativeTarget {
         if opts.buffered {
             flags |= channel::FLAG_BUFFERED;
         }
+        if opts.debuggable {
+            flags |= channel::FLAG_DEBUGGABLE;
+        }
         let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
         let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
-        let mut cmd = Command::new(path);
+        let mut cmd = Command::new(&exe);
         cmd.args(&opts.args)
+            // Named through our pid, not /proc/self: a debugger reading the program's link
+            // map opens the same memfd (through /proc/self it would open one of its own fds).
             .env(
                 "LD_PRELOAD",
-                format!("/proc/self/fd/{}", runtime.as_raw_fd()),
+                format!("/proc/{}/fd/{}", std::process::id(), runtime.as_raw_fd()),
             )
             .env("SMC_CHANNEL_FD", ch.fd().to_string())
             .env("LD_BIND_NOW", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stdin(Stdio::null());
+        if !opts.program_output {
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        }
         // The program inherits the channel and the runtime (the dynamic loader opens it through
         // /proc/self/fd): clear their CLOEXEC in the child only.
         let inherited = [ch.fd(), runtime.as_raw_fd()];
@@ -109,6 +122,9 @@ impl NativeTarget {
                     libc::fcntl(fd, libc::F_SETFD, 0);
                 }
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // The same addresses in every run of the checker: a saved schedule names
+                // PSO buffers by location, and replays show the same pointers.
+                libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
                 libc::setpgid(0, 0);
                 Ok(())
             });
@@ -117,6 +133,7 @@ impl NativeTarget {
             .spawn()
             .map_err(|e| format!("{}: cannot start: {e}", path.display()))?;
         let mut t = NativeTarget {
+            exe,
             ch,
             server,
             _runtime: runtime,
@@ -391,6 +408,15 @@ fn write_memory(pid: i32, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
     Ok(())
 }
 
+/// The TracerPid of a process (0 when not traced), if it is still there.
+fn tracer_of(pid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 fn corrupted(what: &str) -> ExecError {
     ExecError::Fatal(format!(
         "channel corrupted: the program overwrote the checker's {what}"
@@ -442,6 +468,80 @@ impl Executor for NativeTarget {
 
     fn observed(&self) -> Observation {
         self.ch.observed()
+    }
+
+    fn hand_over(&mut self, slot: u32, reply: &Reply) -> Result<(), ExecError> {
+        let i = slot as usize;
+        if i >= self.nthreads()? || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED {
+            return Err(ExecError::Fatal(format!(
+                "internal: slot {slot} is not waiting"
+            )));
+        }
+        self.ch.set_reply(i, reply.value, reply.patch.as_ref());
+        let pid = self.ch.child_pid();
+        // Our int3 traps are the runtime's business, not breakpoints of gdb's.
+        let args = [
+            "-q".to_string(),
+            self.exe.display().to_string(),
+            "-p".to_string(),
+            pid.to_string(),
+            "-iex".to_string(),
+            "set confirm off".to_string(),
+            "-ex".to_string(),
+            "handle SIGTRAP nostop noprint pass".to_string(),
+            "-ex".to_string(),
+            "continue".to_string(),
+        ];
+        let shown: Vec<String> = args
+            .iter()
+            .map(|a| {
+                if a.contains(' ') {
+                    format!("'{a}'")
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        eprintln!(
+            "smc-run: the program (pid {pid}) is stopped just before its failing event; it goes on \
+             once a debugger is attached, and stops (SIGSTOP) when the error happens:\n  gdb {}",
+            shown.join(" ")
+        );
+        let gdb_cmd = std::env::var("SMC_RUN_GDB").unwrap_or_else(|_| "gdb".into());
+        let mut gdb = match Command::new(&gdb_cmd).args(&args).spawn() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("smc-run: cannot start `{gdb_cmd}` ({e}); attach a debugger yourself");
+                None
+            }
+        };
+        // Release the failing thread only once the debugger is attached.
+        loop {
+            if tracer_of(pid).is_some_and(|t| t != 0) {
+                break;
+            }
+            if let Some(Ok(Some(_))) = gdb.as_mut().map(|g| g.try_wait()) {
+                return Err(ExecError::Fatal(
+                    "the debugger ended before attaching".into(),
+                ));
+            }
+            if interrupted() {
+                return Err(ExecError::Interrupted);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.resume(i);
+        match gdb.as_mut() {
+            Some(g) => {
+                let _ = g.wait();
+            }
+            None => {
+                while self.ch.exec_done().load(SeqCst) == 0 && !interrupted() {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn end(&mut self) -> Result<(), ExecError> {

@@ -106,9 +106,22 @@ impl Run {
     }
 }
 
+/// Run the checker in a directory of its own (removed afterwards), so the schedules it saves
+/// by default do not land in the source tree. Paths in `args` must be absolute.
 pub fn run(args: &[&str]) -> Run {
+    run_in(&Scratch::new(&format!("run-{}", next_run())).0, args)
+}
+
+fn next_run() -> usize {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Run the checker with `dir` as its current directory.
+pub fn run_in(dir: &Path, args: &[&str]) -> Run {
     let out = Command::new(checker())
         .args(args)
+        .current_dir(dir)
         .output()
         .expect("cannot run smc-run");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

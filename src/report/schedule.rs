@@ -1,0 +1,154 @@
+//! Saved schedules: what `--replay FILE` needs to force a program along a counterexample.
+//! A JSON object:
+//!
+//! ```json
+//! {"smc_schedule": 1, "program": "./a.out", "args": [], "model": "tso", "buffer_bound": null,
+//!  "error": {"kind": "assertion", "message": "..."},
+//!  "steps": [{"thread": [], "alt": 0}, {"thread": [1], "alt": 0}, ...]}
+//! ```
+//!
+//! A step names the thread that ran by its spawn-tree path (`[]` main, `[1]` its first child,
+//! `[1, 2]` that thread's second child; store-buffer updaters have keys from 2^63), so the file
+//! does not depend on the order the exploration met the threads.
+
+use serde_json::{json, Value};
+
+use crate::engine::{Counterexample, Step};
+
+pub const SCHEDULE_SCHEMA: u64 = 1;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub program: String,
+    pub args: Vec<String>,
+    pub model: String,
+    pub buffer_bound: Option<usize>,
+    pub kind: String,
+    pub message: String,
+    pub steps: Vec<Step>,
+}
+
+impl Schedule {
+    pub fn new(
+        cx: &Counterexample,
+        program: &str,
+        args: &[String],
+        model: &str,
+        buffer_bound: Option<usize>,
+    ) -> Schedule {
+        Schedule {
+            program: program.to_string(),
+            args: args.to_vec(),
+            model: model.to_string(),
+            buffer_bound,
+            kind: cx.kind.name().to_string(),
+            message: cx.message.clone(),
+            steps: cx.schedule.clone(),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "smc_schedule": SCHEDULE_SCHEMA,
+            "program": self.program,
+            "args": self.args,
+            "model": self.model,
+            "buffer_bound": self.buffer_bound,
+            "error": { "kind": self.kind, "message": self.message },
+            "steps": self.steps.iter().map(|s| json!({"thread": s.thread, "alt": s.alt})).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Read a saved schedule; the error says what is wrong with the file.
+    pub fn parse(text: &str) -> Result<Schedule, String> {
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| format!("not a schedule file: {e}"))?;
+        match v["smc_schedule"].as_u64() {
+            Some(SCHEDULE_SCHEMA) => {}
+            Some(n) => {
+                return Err(format!(
+                    "schedule format {n} is not supported (this smc-run reads {SCHEDULE_SCHEMA})"
+                ))
+            }
+            None => return Err("not a schedule file (no `smc_schedule`)".into()),
+        }
+        let text_of = |v: &Value, what: &str| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("malformed schedule: `{what}`"))
+        };
+        let args = v["args"]
+            .as_array()
+            .ok_or("malformed schedule: `args`")?
+            .iter()
+            .map(|a| text_of(a, "args"))
+            .collect::<Result<_, _>>()?;
+        let buffer_bound = match &v["buffer_bound"] {
+            Value::Null => None,
+            b => Some(b.as_u64().ok_or("malformed schedule: `buffer_bound`")? as usize),
+        };
+        let steps = v["steps"]
+            .as_array()
+            .ok_or("malformed schedule: `steps`")?
+            .iter()
+            .map(|s| {
+                let thread = s["thread"]
+                    .as_array()
+                    .and_then(|p| p.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+                    .ok_or("malformed schedule: a step's `thread`")?;
+                let alt = s["alt"]
+                    .as_u64()
+                    .and_then(|a| u32::try_from(a).ok())
+                    .ok_or("malformed schedule: a step's `alt`")?;
+                Ok(Step { thread, alt })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Schedule {
+            program: text_of(&v["program"], "program")?,
+            args,
+            model: text_of(&v["model"], "model")?,
+            buffer_bound,
+            kind: text_of(&v["error"]["kind"], "error.kind")?,
+            message: text_of(&v["error"]["message"], "error.message")?,
+            steps,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_garbage() {
+        let s = Schedule {
+            program: "./a.out".into(),
+            args: vec!["-n".into(), "3".into()],
+            model: "pso".into(),
+            buffer_bound: Some(2),
+            kind: "assertion".into(),
+            message: "x == 1".into(),
+            steps: vec![
+                Step {
+                    thread: vec![],
+                    alt: 0,
+                },
+                Step {
+                    thread: vec![1, 1 << 63],
+                    alt: 1,
+                },
+            ],
+        };
+        assert_eq!(Schedule::parse(&s.to_json().to_string()), Ok(s));
+        assert!(Schedule::parse("hello")
+            .unwrap_err()
+            .contains("not a schedule"));
+        assert!(Schedule::parse("{}").unwrap_err().contains("smc_schedule"));
+        assert!(Schedule::parse(r#"{"smc_schedule": 9}"#)
+            .unwrap_err()
+            .contains("format 9"));
+        let bad = r#"{"smc_schedule":1,"program":"p","args":[],"model":"sc","buffer_bound":null,
+            "error":{"kind":"k","message":"m"},"steps":[{"thread":"x","alt":0}]}"#;
+        assert!(Schedule::parse(bad).unwrap_err().contains("thread"));
+    }
+}
