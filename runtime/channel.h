@@ -17,6 +17,7 @@
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
 #define SMC_MAX_COMMITS 512 /* queued buffer updates */
 #define SMC_MAX_OBSERVED 64 /* values a program can record with __smc_observe */
+#define SMC_MAX_BLOCKS 256  /* heap blocks recorded per execution (for reports) */
 
 /* Operations a thread can announce (smc_slot.op). */
 enum smc_op {
@@ -125,6 +126,13 @@ struct smc_slot {
     uint8_t stored[SMC_MAX_ACCESS];
 };
 
+/* A heap block: its address, size, and the call site that allocated it. */
+struct smc_block {
+    uint64_t addr;
+    uint64_t size;
+    uint64_t pc;
+};
+
 /* A buffered store reaching memory; queued by the supervisor, written by the next thread that
  * resumes, before it does anything else. */
 struct smc_commit {
@@ -204,6 +212,11 @@ struct smc_header {
      * litmus tests); bit n of observed_mask says observed[n] was set */
     uint64_t observed_mask;
     uint64_t observed[SMC_MAX_OBSERVED];
+    /* heap blocks the program allocated (malloc, calloc, realloc) during the execution, in
+     * order; nblocks may exceed SMC_MAX_BLOCKS (the rest are not recorded) */
+    uint32_t nblocks;
+    uint32_t pad3;
+    struct smc_block blocks[SMC_MAX_BLOCKS];
     struct smc_slot slots[SMC_MAX_THREADS];
     struct smc_commit commits[SMC_MAX_COMMITS];
 };

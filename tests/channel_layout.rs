@@ -7,8 +7,8 @@ use std::mem::{offset_of, size_of};
 use std::process::Command;
 
 use smc_run::channel::{
-    Commit, Header, Site, Slot, MAGIC, MAX_ACCESS, MAX_COMMITS, MAX_OBSERVED, MAX_THREADS, MSG_LEN,
-    VERSION,
+    Block, Commit, Header, Site, Slot, MAGIC, MAX_ACCESS, MAX_BLOCKS, MAX_COMMITS, MAX_OBSERVED,
+    MAX_THREADS, MSG_LEN, VERSION,
 };
 
 macro_rules! fields {
@@ -28,9 +28,10 @@ fn rust_mirror_matches_the_c_header() {
         prev_read, prev_written, prev_flags, site, patch_mask, stored_size, patch, stored),
     );
     rust.extend(fields!(Commit, "smc_commit": addr, size, bytes));
+    rust.extend(fields!(Block, "smc_block": addr, size, pc));
     rust.extend(fields!(Header, "smc_header": magic, version, max_threads, total_size, nsites, flags, sites_off,
         code_off, code_cap, init_state, load_bias, tramp_addr, self_addr, fs_cmd, fs_quit, child_pid, wait_status, exec_done,
-        abort, sup_futex, running, nthreads, ncommits, err_kind, err_signal, err_slot, err_pc, err_addr, err_msg, observed_mask, observed, slots,
+        abort, sup_futex, running, nthreads, ncommits, err_kind, err_signal, err_slot, err_pc, err_addr, err_msg, observed_mask, observed, nblocks, blocks, slots,
         commits));
     rust.push(("SMC_CHANNEL_MAGIC".into(), MAGIC as usize));
     rust.push(("SMC_CHANNEL_VERSION".into(), VERSION as usize));
@@ -39,6 +40,7 @@ fn rust_mirror_matches_the_c_header() {
     rust.push(("SMC_MAX_ACCESS".into(), MAX_ACCESS));
     rust.push(("SMC_MAX_COMMITS".into(), MAX_COMMITS));
     rust.push(("SMC_MAX_OBSERVED".into(), MAX_OBSERVED));
+    rust.push(("SMC_MAX_BLOCKS".into(), MAX_BLOCKS));
 
     let mut c = String::from(
         "#include <stdio.h>\n#include <stddef.h>\n#include \"channel.h\"\nint main(void) {\n",

@@ -306,3 +306,33 @@ fn gdb_attaches_at_the_failing_event() {
         "{bt}"
     );
 }
+
+/// Heap data is named by its block, listed with the line that allocated it.
+#[test]
+fn heap_blocks_are_named_by_allocation_site() {
+    let scratch = Scratch::new("cx-heap");
+    let bin = compile(&scratch, &source("heap_account.c"), "gcc", &["-O1", "-g"]);
+    let r = run(&["--json", "--model", "sc", bin.to_str().unwrap()]);
+    assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
+    let j = r.json.as_ref().unwrap();
+    let blocks = j["error"]["heap_blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 1, "{j}");
+    assert_eq!(blocks[0]["name"], "heap#1");
+    assert_eq!(blocks[0]["size"], 8);
+    let at = blocks[0]["allocated_at"].as_str().unwrap();
+    assert!(
+        at.starts_with("main+") && at.ends_with("(heap_account.c:16)"),
+        "{at}"
+    );
+    let trace = j["error"]["trace"].as_array().unwrap();
+    let last = trace.last().unwrap();
+    assert_eq!(last["symbol"], "heap#1+4", "{last}");
+    assert_eq!(last["read"], 90);
+    let text = run(&["--model", "sc", bin.to_str().unwrap()]);
+    assert!(
+        text.stdout
+            .contains("  heap#1: heap block #1 (8 B) allocated at main+"),
+        "{}",
+        text.stdout
+    );
+}

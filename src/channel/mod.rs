@@ -20,6 +20,7 @@ pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
 pub const MAX_COMMITS: usize = 512;
 pub const MAX_OBSERVED: usize = 64;
+pub const MAX_BLOCKS: usize = 256;
 
 pub mod op {
     pub const LOAD: u32 = 1;
@@ -122,6 +123,14 @@ pub struct Site {
 }
 
 #[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Block {
+    pub addr: u64,
+    pub size: u64,
+    pub pc: u64,
+}
+
+#[repr(C)]
 pub struct Slot {
     pub go: u32,
     pub state: u32,
@@ -188,6 +197,9 @@ pub struct Header {
     pub err_msg: [u8; MSG_LEN],
     pub observed_mask: u64,
     pub observed: [u64; MAX_OBSERVED],
+    pub nblocks: u32,
+    pub pad3: u32,
+    pub blocks: [Block; MAX_BLOCKS],
     pub slots: [Slot; MAX_THREADS],
     pub commits: [Commit; MAX_COMMITS],
 }
@@ -387,6 +399,16 @@ impl Channel {
             .collect()
     }
 
+    /// The heap blocks the execution allocated, in order: (address, size, call site).
+    pub fn heap_blocks(&self) -> Vec<(u64, u64, u64)> {
+        let h = self.header();
+        let n = (h.nblocks as usize).min(MAX_BLOCKS);
+        h.blocks[..n]
+            .iter()
+            .map(|b| (b.addr, b.size, b.pc))
+            .collect()
+    }
+
     /// Clear the per-execution part before the fork server starts an execution.
     pub fn reset_execution(&self) {
         // SAFETY: no process of the execution exists now; the fork server only reads fs_cmd.
@@ -398,6 +420,7 @@ impl Channel {
             (*h).err_addr = 0;
             (*h).err_msg[0] = 0;
             (*h).observed_mask = 0;
+            (*h).nblocks = 0;
             (*h).child_pid = 0;
             (*h).wait_status = 0;
             let n = (*h).nthreads.min(MAX_THREADS as u32) as usize;

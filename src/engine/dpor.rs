@@ -258,8 +258,9 @@ fn explore_from(
             RunEnd::Blocked => stats.blocked += 1,
             RunEnd::Bounded => stats.bounded += 1,
             RunEnd::HandedOver => {}
-            RunEnd::Error(cx) => {
+            RunEnd::Error(mut cx) => {
                 stats.executions += 1;
+                cx.heap = exec.heap_blocks();
                 match errors
                     .iter_mut()
                     .find(|(e, _): &&mut (Counterexample, u64)| {
@@ -1070,6 +1071,7 @@ impl Explorer<'_> {
             signal,
             schedule,
             buffered: run.buffers.is_some(),
+            heap: Vec::new(),
         };
         renumber(&mut cx);
         cx

@@ -119,6 +119,10 @@ pub trait Executor {
         let _ = (slot, reply);
         Err(ExecError::Fatal("this target cannot be debugged".into()))
     }
+    /// The heap blocks the execution that just ended allocated: (address, size, call site).
+    fn heap_blocks(&self) -> Vec<(u64, u64, u64)> {
+        Vec::new()
+    }
     /// What the execution that just ended recorded with `__smc_observe`.
     fn observed(&self) -> Observation {
         Vec::new()
@@ -189,6 +193,8 @@ pub struct Counterexample {
     pub schedule: Vec<Step>,
     /// Stores went through store buffers (TSO, PSO): memory changes at updates.
     pub buffered: bool,
+    /// Heap blocks the execution allocated, in order: (address, size, call site).
+    pub heap: Vec<(u64, u64, u64)>,
 }
 
 /// One decision of a schedule: the thread that ran, by its spawn-tree path (the n-th child

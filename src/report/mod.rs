@@ -14,7 +14,7 @@ use crate::engine::{Counterexample, Outcome, ThreadInfo};
 use crate::event::{Event, Op, ThreadId};
 use crate::program::Program;
 
-pub const JSON_SCHEMA: u32 = 1;
+pub const JSON_SCHEMA: u32 = 2;
 
 /// Everything needed to name addresses of the program as it ran.
 pub struct Symbolizer<'a> {
@@ -129,19 +129,62 @@ pub fn source_excerpt(sym: &Symbolizer, pc: u64) -> Option<String> {
     Some(out)
 }
 
+/// The heap block holding `addr` (the latest allocated, as blocks can be reused after free):
+/// its number (1-based, in allocation order) and address.
+fn heap_block(cx: &Counterexample, addr: u64) -> Option<(usize, u64)> {
+    cx.heap
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, &(a, size, _))| addr >= a && addr < a + size.max(1))
+        .map(|(k, &(a, _, _))| (k + 1, a))
+}
+
+/// A data address as the user knows it: a global (`counter`, `table+16`), a heap block
+/// (`heap#2+8`, listed with its allocation site under the trace), or the bare address.
+fn data_name(sym: &Symbolizer, cx: &Counterexample, addr: u64) -> String {
+    if let Some(s) = sym.symbol(addr) {
+        return s;
+    }
+    match heap_block(cx, addr) {
+        Some((k, base)) if addr == base => format!("heap#{k}"),
+        Some((k, base)) => format!("heap#{k}+{}", addr - base),
+        None => format!("{addr:#x}"),
+    }
+}
+
+/// The heap blocks a counterexample touches: (number, size, allocation site).
+fn blocks_used(sym: &Symbolizer, cx: &Counterexample) -> Vec<(usize, u64, String)> {
+    let mut ks: Vec<usize> = cx
+        .trace
+        .iter()
+        .filter_map(|e| e.op.data())
+        .filter(|(a, _)| sym.symbol(a.0).is_none())
+        .filter_map(|(a, _)| heap_block(cx, a.0).map(|(k, _)| k))
+        .collect();
+    ks.sort();
+    ks.dedup();
+    ks.into_iter()
+        .map(|k| {
+            let (_, size, pc) = cx.heap[k - 1];
+            (k, size, sym.code(pc))
+        })
+        .collect()
+}
+
 fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
     let v = |x: Option<u64>| match x {
         None => "?".to_string(),
         Some(v) if v < 0x10000 => v.to_string(),
         Some(v) => format!("{v:#x}"),
     };
-    let sym_of = |a: crate::event::TargetAddr| format!("&{}", sym.data(a.0));
+    let sym_of = |a: crate::event::TargetAddr| format!("&{}", data_name(sym, cx, a.0));
     match e.op {
         Op::Load { addr, size } | Op::RmwLoad { addr, size } => {
             format!(
                 "{} {} ({size} B) -> {}",
                 e.op.kind_name(),
-                sym.data(addr.0),
+                data_name(sym, cx, addr.0),
                 v(e.value_read)
             )
         }
@@ -150,21 +193,21 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
             format!(
                 "{} {} ({size} B) <- {}{buffered}",
                 e.op.kind_name(),
-                sym.data(addr.0),
+                data_name(sym, cx, addr.0),
                 v(e.value_written)
             )
         }
         Op::Update { addr, size, .. } => {
             format!(
                 "update {} ({size} B) <- {} reaches memory",
-                sym.data(addr.0),
+                data_name(sym, cx, addr.0),
                 v(e.value_written)
             )
         }
         Op::Rmw { addr, size } => {
             format!(
                 "atomic-rmw {} ({size} B) {} -> {}",
-                sym.data(addr.0),
+                data_name(sym, cx, addr.0),
                 v(e.value_read),
                 v(e.value_written)
             )
@@ -172,14 +215,14 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
         Op::Cas { addr, size } if e.wrote => {
             format!(
                 "cas {} ({size} B) {} -> {}",
-                sym.data(addr.0),
+                data_name(sym, cx, addr.0),
                 v(e.value_read),
                 v(e.value_written)
             )
         }
         Op::Cas { addr, size } => format!(
             "cas {} ({size} B) failed, read {}",
-            sym.data(addr.0),
+            data_name(sym, cx, addr.0),
             v(e.value_read)
         ),
         Op::Join { slot } => {
@@ -258,6 +301,11 @@ pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
         out.push_str(format!("  {:>4}  {who:<w$}  {what:<dw$}  {at}", i + 1).trim_end());
         out.push('\n');
     }
+    for (k, size, at) in blocks_used(sym, cx) {
+        out.push_str(&format!(
+            "  heap#{k}: heap block #{k} ({size} B) allocated at {at}\n"
+        ));
+    }
     if let Some((t, pc, addr)) = cx.fault {
         let data = if cx.signal.is_some() {
             format!(" (data address {addr:#x})")
@@ -317,9 +365,7 @@ fn event_json(sym: &Symbolizer, cx: &Counterexample, i: usize, e: &Event) -> Val
     if let Some((addr, size)) = e.op.data() {
         o["addr"] = json!(format!("{:#x}", addr.0));
         o["size"] = json!(size);
-        if let Some(s) = sym.symbol(addr.0) {
-            o["symbol"] = json!(s);
-        }
+        o["symbol"] = json!(data_name(sym, cx, addr.0));
         if let Some(v) = e.value_read {
             o["read"] = json!(v);
         }
@@ -340,6 +386,9 @@ pub fn error_json(sym: &Symbolizer, cx: &Counterexample, schedule_file: Option<&
         "message": cx.message,
         "trace": cx.trace.iter().enumerate().map(|(i, e)| event_json(sym, cx, i, e)).collect::<Vec<_>>(),
         "schedule_file": schedule_file.map(|p| p.display().to_string()),
+        "heap_blocks": blocks_used(sym, cx).into_iter().map(|(k, size, at)| json!({
+            "name": format!("heap#{k}"), "size": size, "allocated_at": at,
+        })).collect::<Vec<_>>(),
     });
     if let Some((t, pc, addr)) = cx.fault {
         err["thread"] = json!(t.to_string());

@@ -470,6 +470,14 @@ impl Executor for NativeTarget {
         self.ch.observed()
     }
 
+    fn heap_blocks(&self) -> Vec<(u64, u64, u64)> {
+        self.ch
+            .heap_blocks()
+            .into_iter()
+            .map(|(a, s, pc)| (a, s, self.original_pc(pc)))
+            .collect()
+    }
+
     fn hand_over(&mut self, slot: u32, reply: &Reply) -> Result<(), ExecError> {
         let i = slot as usize;
         if i >= self.nthreads()? || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED {
