@@ -23,6 +23,8 @@ fn counterexample_names_functions_lines_and_globals() {
     let sched = scratch.0.join("racy.schedule");
     let r = run(&["--model", "sc", "--schedule", sched.to_str().unwrap(), &bin]);
     assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
+    // stderr is not a terminal here: no progress line
+    assert!(!r.stderr.contains("executions ("), "{}", r.stderr);
     let events: Vec<&str> = r
         .stdout
         .lines()
