@@ -160,6 +160,7 @@ enum smc_err {
     SMC_ERR_VERIFIER = 3,  /* __VERIFIER_error / reach_error */
     SMC_ERR_UNSUPPORTED = 4, /* an instruction the checker cannot run faithfully */
     SMC_ERR_RUNTIME = 5,   /* the runtime itself failed: err_msg */
+    SMC_ERR_CALL = 6,      /* a call the checker cannot follow (fork, exec...): err_msg names it */
 };
 
 /* Init handshake states (smc_header.init_state, a futex). */

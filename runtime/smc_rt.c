@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -282,6 +283,23 @@ static int cas_would_write(const struct smc_site *st, uint64_t ea, const ucontex
     return cur == want;
 }
 
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+/* libc's sigaction: the runtime's own (below) keeps the program off the signals it needs */
+static int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+    if (!real_sigaction) real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+    return real_sigaction(sig, act, old);
+}
+
+/* Die of `sig` as if nobody handled it. */
+static void reraise_default(int sig) {
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sys_sigaction(sig, &dfl, NULL);
+    raise(sig); /* blocked until the handler returns, then fatal */
+}
+
 static void on_trap(int sig, siginfo_t *si, void *ucv) {
     (void)sig;
     (void)si;
@@ -291,8 +309,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
     if (!st) {
         /* not one of ours: the program's own int3. Treat it as the fatal signal it would be. */
         report_error(SMC_ERR_SIGNAL, SIGTRAP, pc, 0, NULL);
-        signal(SIGTRAP, SIG_DFL);
-        raise(SIGTRAP);
+        reraise_default(SIGTRAP);
         return;
     }
     uint64_t copy = (uint64_t)(uintptr_t)g_tramp + st->copy_off;
@@ -361,8 +378,7 @@ static void on_fatal(int sig, siginfo_t *si, void *ucv) {
         uint64_t pc = t_in_trap ? t_trap_pc : smc_pc(uc);
         report_error(SMC_ERR_SIGNAL, (uint32_t)sig, pc, (uint64_t)(uintptr_t)si->si_addr, NULL);
     }
-    signal(sig, SIG_DFL);
-    raise(sig); /* blocked until we return, then fatal */
+    reraise_default(sig);
 }
 
 static void install_handlers(void) {
@@ -371,10 +387,10 @@ static void install_handlers(void) {
     sa.sa_sigaction = on_trap;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGTRAP, &sa, NULL);
+    sys_sigaction(SIGTRAP, &sa, NULL);
     sa.sa_sigaction = on_fatal;
     int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-    for (unsigned i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &sa, NULL);
+    for (unsigned i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sys_sigaction(fatal[i], &sa, NULL);
 }
 
 /* ---- start-up: map the channel, receive the relocated copies, patch the text ---- */
@@ -608,7 +624,7 @@ static int smc_main(int argc, char **argv, char **envp) {
             futex(&ch->fs_cmd, FUTEX_WAIT, seen, NULL);
         if (LOAD(&ch->fs_quit)) die_now(0);
         seen = cmd;
-        pid_t pid = fork();
+        pid_t pid = fork(); /* not in an execution here: the interposed fork forwards */
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != server) die_now(0);
@@ -898,3 +914,128 @@ EXPORT long __VERIFIER_nondet_long(void) { return 0; }
 EXPORT unsigned long __VERIFIER_nondet_ulong(void) { return 0; }
 EXPORT _Bool __VERIFIER_nondet_bool(void) { return 0; }
 EXPORT char __VERIFIER_nondet_char(void) { return 0; }
+
+/* ---- what the program must not change or do under the checker ---- */
+
+/* The runtime needs SIGTRAP (its traps) and the fatal signals (crash reports). A program's own
+ * handlers for them are remembered and reported back, never installed: a fault is reported as
+ * a crash whatever the program would have done. */
+static struct sigaction prog_act[65];
+
+static int runtime_signal(int sig) {
+    return g_active && (sig == SIGTRAP || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
+                        sig == SIGILL || sig == SIGABRT);
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+    if (!runtime_signal(sig)) return sys_sigaction(sig, act, old);
+    if (old) *old = prog_act[sig];
+    if (act) prog_act[sig] = *act;
+    return 0;
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t handler) {
+    struct sigaction act, old;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = handler;
+    act.sa_flags = SA_RESTART;
+    if (sigaction(sig, &act, &old) != 0) return SIG_ERR;
+    return old.sa_handler;
+}
+
+/* Other processes cannot be followed: starting one during an execution is an error naming the
+ * call. Outside executions (before main) the calls go through. */
+static void refuse(const char *what, uint64_t pc) {
+    report_error(SMC_ERR_CALL, 0, pc, 0, what);
+    die_now(125);
+}
+
+#define FORWARD(name, ...)                                                                         \
+    do {                                                                                           \
+        static __typeof__(name) *real_fn;                                                          \
+        if (!real_fn) real_fn = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);                       \
+        return real_fn(__VA_ARGS__);                                                               \
+    } while (0)
+
+EXPORT pid_t fork(void) {
+    if (in_execution()) refuse("fork()", CALLER_PC);
+    FORWARD(fork);
+}
+EXPORT pid_t vfork(void) {
+    /* forwarding vfork through a wrapper would return twice into a dead frame: fork instead */
+    if (in_execution()) refuse("vfork()", CALLER_PC);
+    FORWARD(fork);
+}
+EXPORT int execve(const char *p, char *const argv[], char *const envp[]) {
+    if (in_execution()) refuse("execve()", CALLER_PC);
+    FORWARD(execve, p, argv, envp);
+}
+EXPORT int execv(const char *p, char *const argv[]) {
+    if (in_execution()) refuse("execv()", CALLER_PC);
+    FORWARD(execv, p, argv);
+}
+EXPORT int execvp(const char *p, char *const argv[]) {
+    if (in_execution()) refuse("execvp()", CALLER_PC);
+    FORWARD(execvp, p, argv);
+}
+EXPORT int execvpe(const char *p, char *const argv[], char *const envp[]) {
+    if (in_execution()) refuse("execvpe()", CALLER_PC);
+    FORWARD(execvpe, p, argv, envp);
+}
+
+/* execl, execlp, execle: collect the arguments, then as execv/execvp/execve */
+#define MAX_EXEC_ARGS 256
+#define COLLECT_ARGS(first, ap, argv)                                                              \
+    do {                                                                                           \
+        int n_ = 0;                                                                                \
+        argv[n_++] = (char *)(first);                                                              \
+        while (n_ < MAX_EXEC_ARGS - 1 && (argv[n_] = va_arg(ap, char *)) != NULL) n_++;           \
+        argv[n_] = NULL;                                                                           \
+    } while (0)
+
+EXPORT int execl(const char *p, const char *arg, ...) {
+    if (in_execution()) refuse("execl()", CALLER_PC);
+    char *argv[MAX_EXEC_ARGS];
+    va_list ap;
+    va_start(ap, arg);
+    COLLECT_ARGS(arg, ap, argv);
+    va_end(ap);
+    return execv(p, argv);
+}
+EXPORT int execlp(const char *p, const char *arg, ...) {
+    if (in_execution()) refuse("execlp()", CALLER_PC);
+    char *argv[MAX_EXEC_ARGS];
+    va_list ap;
+    va_start(ap, arg);
+    COLLECT_ARGS(arg, ap, argv);
+    va_end(ap);
+    return execvp(p, argv);
+}
+EXPORT int execle(const char *p, const char *arg, ...) {
+    if (in_execution()) refuse("execle()", CALLER_PC);
+    char *argv[MAX_EXEC_ARGS];
+    va_list ap;
+    va_start(ap, arg);
+    COLLECT_ARGS(arg, ap, argv);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(p, argv, envp);
+}
+EXPORT int system(const char *cmd) {
+    if (in_execution()) refuse("system()", CALLER_PC);
+    FORWARD(system, cmd);
+}
+EXPORT FILE *popen(const char *cmd, const char *mode) {
+    if (in_execution()) refuse("popen()", CALLER_PC);
+    FORWARD(popen, cmd, mode);
+}
+EXPORT int posix_spawn(pid_t *pid, const char *p, const posix_spawn_file_actions_t *fa,
+                       const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
+    if (in_execution()) refuse("posix_spawn()", CALLER_PC);
+    FORWARD(posix_spawn, pid, p, fa, at, argv, envp);
+}
+EXPORT int posix_spawnp(pid_t *pid, const char *p, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
+    if (in_execution()) refuse("posix_spawnp()", CALLER_PC);
+    FORWARD(posix_spawnp, pid, p, fa, at, argv, envp);
+}

@@ -56,6 +56,11 @@ struct Cli {
     #[arg(long)]
     keep_going: bool,
 
+    /// An execution whose process exits with a non-zero status is not an error (by default it
+    /// is one, of kind "exit").
+    #[arg(long)]
+    allow_exit_status: bool,
+
     /// Print one JSON object (schema in README.md) as the last line of stdout.
     #[arg(long)]
     json: bool,
@@ -344,6 +349,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     let cfg = engine::Config {
         max_steps: cli.bounds.max_steps,
         keep_going: cli.keep_going,
+        allow_exit_status: cli.allow_exit_status,
     };
     let result = match &replay {
         Some(r) => engine::replay(&mut target, model.as_ref(), &cfg, &r.steps, cli.gdb),

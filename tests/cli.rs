@@ -6,7 +6,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{compile, run, source, Scratch};
+use common::{compile, processes_of, run, source, Scratch};
 
 fn assert_input_error(args: &[&str], expect: &str) {
     let r = run(args);
@@ -75,20 +75,6 @@ fn static_executable_is_refused() {
         // no static libc on this machine: nothing to refuse
         assert!(!out.exists());
     }
-}
-
-/// PIDs of live processes running `exe`.
-fn processes_of(exe: &std::path::Path) -> Vec<u32> {
-    let mut v = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if std::fs::read_link(entry.path().join("exe")).is_ok_and(|p| p == exe) {
-            v.push(pid);
-        }
-    }
-    v
 }
 
 #[test]

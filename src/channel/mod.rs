@@ -92,6 +92,7 @@ pub mod err {
     pub const VERIFIER: u32 = 3;
     pub const UNSUPPORTED: u32 = 4;
     pub const RUNTIME: u32 = 5;
+    pub const CALL: u32 = 6;
 }
 
 pub mod init {

@@ -988,6 +988,10 @@ impl Explorer<'_> {
                     );
                     RunEnd::Error(self.counterexample(run, ErrorKind::Crash, msg, None, Some(sig)))
                 }
+                ProcessEnd::Exited(status) if status != 0 && !self.cfg.allow_exit_status => {
+                    let msg = format!("the program exited with status {status}");
+                    RunEnd::Error(self.counterexample(run, ErrorKind::Exit, msg, None, None))
+                }
                 ProcessEnd::Exited(_) => RunEnd::Complete,
             };
         };

@@ -135,6 +135,8 @@ pub struct Config {
     pub max_steps: usize,
     /// Go on after an error: explore everything, counting each distinct error.
     pub keep_going: bool,
+    /// A process that exits with a non-zero status is not an error.
+    pub allow_exit_status: bool,
 }
 
 impl Default for Config {
@@ -142,6 +144,7 @@ impl Default for Config {
         Config {
             max_steps: DEFAULT_MAX_STEPS,
             keep_going: false,
+            allow_exit_status: false,
         }
     }
 }
@@ -154,6 +157,8 @@ pub enum ErrorKind {
     Crash,
     Deadlock,
     Hang,
+    /// The process exited with a non-zero status.
+    Exit,
 }
 
 impl ErrorKind {
@@ -163,6 +168,7 @@ impl ErrorKind {
             ErrorKind::Crash => "crash",
             ErrorKind::Deadlock => "deadlock",
             ErrorKind::Hang => "hang",
+            ErrorKind::Exit => "exit",
         }
     }
 }

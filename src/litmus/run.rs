@@ -104,6 +104,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
     let cfg = engine::Config {
         max_steps: opts.max_steps,
         keep_going: false,
+        allow_exit_status: false,
     };
     let mut progress = |_: &engine::Stats| !target::interrupted();
     let outcome = match engine::explore(&mut native, model.as_ref(), &cfg, &mut progress) {

@@ -295,6 +295,14 @@ impl NativeTarget {
                     "string and gather instructions are not modelled yet"
                 )));
             }
+            err::CALL => {
+                return Err(ExecError::Fatal(format!(
+                    "the program calls {} (at {:#x}): a model checker of threads cannot follow \
+                     other processes",
+                    self.ch.err_msg(),
+                    pc.wrapping_sub(self.load_bias)
+                )))
+            }
             err::RUNTIME => {
                 return Err(ExecError::Fatal(format!(
                     "runtime failure: {}",

@@ -146,3 +146,17 @@ pub fn check(binary: &Path, model: &str, extra: &[&str]) -> Run {
     args.push(b);
     run(&args)
 }
+
+/// PIDs of live processes running `exe`.
+pub fn processes_of(exe: &std::path::Path) -> Vec<u32> {
+    let mut v = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if std::fs::read_link(entry.path().join("exe")).is_ok_and(|p| p == exe) {
+            v.push(pid);
+        }
+    }
+    v
+}

@@ -1,0 +1,22 @@
+/* Closes every descriptor, then races: the checker must not depend on the program's fds. */
+#include <assert.h>
+#include <pthread.h>
+#include <unistd.h>
+
+volatile int counter;
+
+static void *inc(void *arg) {
+    counter++;
+    return arg;
+}
+
+int main(void) {
+    for (int fd = 0; fd < 1024; fd++) close(fd);
+    pthread_t a, b;
+    pthread_create(&a, 0, inc, 0);
+    pthread_create(&b, 0, inc, 0);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    assert(counter == 2);
+    return 0;
+}
