@@ -950,37 +950,30 @@ static void refuse(const char *what, uint64_t pc) {
     die_now(125);
 }
 
-#define FORWARD(name, ...)                                                                         \
-    do {                                                                                           \
-        static __typeof__(name) *real_fn;                                                          \
-        if (!real_fn) real_fn = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);                       \
-        return real_fn(__VA_ARGS__);                                                               \
-    } while (0)
-
 EXPORT pid_t fork(void) {
     if (in_execution()) refuse("fork()", CALLER_PC);
-    FORWARD(fork);
+    REAL(fork);
 }
 EXPORT pid_t vfork(void) {
     /* forwarding vfork through a wrapper would return twice into a dead frame: fork instead */
     if (in_execution()) refuse("vfork()", CALLER_PC);
-    FORWARD(fork);
+    REAL(fork);
 }
 EXPORT int execve(const char *p, char *const argv[], char *const envp[]) {
     if (in_execution()) refuse("execve()", CALLER_PC);
-    FORWARD(execve, p, argv, envp);
+    REAL(execve, p, argv, envp);
 }
 EXPORT int execv(const char *p, char *const argv[]) {
     if (in_execution()) refuse("execv()", CALLER_PC);
-    FORWARD(execv, p, argv);
+    REAL(execv, p, argv);
 }
 EXPORT int execvp(const char *p, char *const argv[]) {
     if (in_execution()) refuse("execvp()", CALLER_PC);
-    FORWARD(execvp, p, argv);
+    REAL(execvp, p, argv);
 }
 EXPORT int execvpe(const char *p, char *const argv[], char *const envp[]) {
     if (in_execution()) refuse("execvpe()", CALLER_PC);
-    FORWARD(execvpe, p, argv, envp);
+    REAL(execvpe, p, argv, envp);
 }
 
 /* execl, execlp, execle: collect the arguments, then as execv/execvp/execve */
@@ -1023,19 +1016,19 @@ EXPORT int execle(const char *p, const char *arg, ...) {
 }
 EXPORT int system(const char *cmd) {
     if (in_execution()) refuse("system()", CALLER_PC);
-    FORWARD(system, cmd);
+    REAL(system, cmd);
 }
 EXPORT FILE *popen(const char *cmd, const char *mode) {
     if (in_execution()) refuse("popen()", CALLER_PC);
-    FORWARD(popen, cmd, mode);
+    REAL(popen, cmd, mode);
 }
 EXPORT int posix_spawn(pid_t *pid, const char *p, const posix_spawn_file_actions_t *fa,
                        const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
     if (in_execution()) refuse("posix_spawn()", CALLER_PC);
-    FORWARD(posix_spawn, pid, p, fa, at, argv, envp);
+    REAL(posix_spawn, pid, p, fa, at, argv, envp);
 }
 EXPORT int posix_spawnp(pid_t *pid, const char *p, const posix_spawn_file_actions_t *fa,
                         const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
     if (in_execution()) refuse("posix_spawnp()", CALLER_PC);
-    FORWARD(posix_spawnp, pid, p, fa, at, argv, envp);
+    REAL(posix_spawnp, pid, p, fa, at, argv, envp);
 }

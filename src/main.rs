@@ -9,12 +9,10 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 
 use smc_run::engine::{self, ExecError};
-use smc_run::instrument::Plan;
 use smc_run::litmus::{self, expect::Expectations};
-use smc_run::program::Program;
+use smc_run::model;
 use smc_run::report::{self, schedule::Schedule, Symbolizer};
-use smc_run::target::{self, NativeTarget, Options, TempDir};
-use smc_run::{model, targets};
+use smc_run::target::{self, Options, TempDir};
 
 const EXIT_OK: u8 = 0;
 const EXIT_ERROR_FOUND: u8 = 1;
@@ -296,12 +294,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         .bounds
         .buffer_bound
         .or(replay.as_ref().and_then(|r| r.buffer_bound));
-    let model = model::by_name(&model_name, buffer_bound).ok_or_else(|| {
-        UsageError(format!(
-            "unknown model `{model_name}`; available: {}",
-            model::MODEL_NAMES.join(", ")
-        ))
-    })?;
+    let model = model::named(&model_name, buffer_bound)?;
     let exec_timeout = cli.bounds.check()?;
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
     let args: Vec<OsString> = match &replay {
@@ -317,11 +310,6 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     } else {
         given.clone()
     };
-    let program = Program::load(&path).map_err(|e| UsageError(e.0))?;
-    let decoder = targets::decoder(program.arch)
-        .ok_or_else(|| UsageError("unsupported architecture".into()))?;
-    let plan = Plan::new(&program, decoder);
-    let nsites = plan.sites.len();
     let opts = Options {
         args: args.clone(),
         exec_timeout,
@@ -331,7 +319,8 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         debuggable: cli.gdb,
     };
     let started = Instant::now();
-    let mut target = NativeTarget::start(&path, plan, &opts).map_err(UsageError)?;
+    let (program, mut target) = target::launch(&path, &opts)?;
+    let nsites = target.sites();
     if !cli.gdb {
         drop(tmp); // the running fork server holds everything it needs (gdb needs the file)
     }
@@ -496,12 +485,7 @@ fn schedule_path(chosen: Option<&Path>, program: &Path, k: usize) -> PathBuf {
 
 fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {
     for m in &cli.model {
-        if model::by_name(m, None).is_none() {
-            return Err(UsageError(format!(
-                "unknown model `{m}`; available: {}",
-                model::MODEL_NAMES.join(", ")
-            )));
-        }
+        model::named(m, None)?;
     }
     let exec_timeout = cli.bounds.check()?;
     if cli.jobs == Some(0) {

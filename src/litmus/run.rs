@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::{generate, parse, LitmusError, Test, Verdict};
 use crate::engine::{self, ExecError};
-use crate::instrument::Plan;
-use crate::program::Program;
-use crate::target::{self, NativeTarget, TempDir};
+use crate::target::{self, TempDir};
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -86,12 +84,8 @@ fn file_stem(name: &str) -> String {
 
 /// Model-check a compiled test under one model.
 pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Result<Checked, String> {
-    let model = crate::model::by_name(model_name, opts.buffer_bound)
-        .ok_or_else(|| format!("unknown model `{model_name}`"))?;
+    let model = crate::model::named(model_name, opts.buffer_bound)?;
     let started = Instant::now();
-    let program = Program::load(exe).map_err(|e| e.0)?;
-    let decoder = crate::targets::decoder(program.arch).ok_or("unsupported architecture")?;
-    let plan = Plan::new(&program, decoder);
     let topts = target::Options {
         args: Vec::new(),
         exec_timeout: opts.exec_timeout,
@@ -100,7 +94,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         program_output: false,
         debuggable: false,
     };
-    let mut native = NativeTarget::start(exe, plan, &topts)?;
+    let (_, mut native) = target::launch(exe, &topts)?;
     let cfg = engine::Config {
         max_steps: opts.max_steps,
         keep_going: false,

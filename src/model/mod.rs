@@ -55,3 +55,13 @@ pub fn by_name(name: &str, bound: Option<usize>) -> Option<Box<dyn Model>> {
 }
 
 pub const MODEL_NAMES: &[&str] = &["sc", "tso", "pso"];
+
+/// [`by_name`], or the message for a name that is not a model.
+pub fn named(name: &str, bound: Option<usize>) -> Result<Box<dyn Model>, String> {
+    by_name(name, bound).ok_or_else(|| {
+        format!(
+            "unknown model `{name}`; available: {}",
+            MODEL_NAMES.join(", ")
+        )
+    })
+}

@@ -3,9 +3,9 @@
 //! coherence edges between successive writes to the same location (blue), and under TSO/PSO
 //! each buffered store joined to the update that took it to memory (dashed).
 
-use super::{describe, location, reads_from, thread_label, Symbolizer};
+use super::{describe, location, overlap, reads_from, thread_label, writes_memory, Symbolizer};
 use crate::engine::Counterexample;
-use crate::event::{Event, Op, ThreadId};
+use crate::event::{Op, ThreadId};
 
 fn quote(s: &str) -> String {
     format!(
@@ -14,23 +14,6 @@ fn quote(s: &str) -> String {
             .replace('"', "\\\"")
             .replace('\n', "\\n")
     )
-}
-
-/// Whether `e` changes memory (where reads-from and coherence live).
-fn writes_memory(cx: &Counterexample, e: &Event) -> bool {
-    match e.op {
-        Op::Store { .. } | Op::RmwStore { .. } => !cx.buffered,
-        Op::Update { .. } | Op::Rmw { .. } => true,
-        Op::Cas { .. } => e.wrote,
-        _ => false,
-    }
-}
-
-fn overlap(a: &Event, b: &Event) -> bool {
-    match (a.op.data(), b.op.data()) {
-        (Some((x, n)), Some((y, m))) => x.0 < y.0 + m as u64 && y.0 < x.0 + n as u64,
-        _ => false,
-    }
 }
 
 pub fn graph(sym: &Symbolizer, cx: &Counterexample) -> String {

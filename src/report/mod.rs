@@ -88,25 +88,37 @@ pub fn reads_from(cx: &Counterexample, i: usize) -> Option<Option<usize>> {
         e.op,
         Op::Load { .. } | Op::RmwLoad { .. } | Op::Rmw { .. } | Op::Cas { .. }
     );
-    let (addr, size) = e.op.data().filter(|_| read)?;
-    let overlaps = |w: &Event| {
-        w.op.data()
-            .is_some_and(|(a, s)| a.0 < addr.0 + size as u64 && addr.0 < a.0 + s as u64)
-    };
+    e.op.data().filter(|_| read)?;
     let from_buffer = cx.buffered && e.forwarded != 0;
     let writes = |w: &Event| match w.op {
         Op::Store { .. } | Op::RmwStore { .. } if from_buffer => w.thread == e.thread,
         _ if from_buffer => false,
-        Op::Store { .. } | Op::RmwStore { .. } => !cx.buffered,
-        Op::Update { .. } | Op::Rmw { .. } => true,
-        Op::Cas { .. } => w.wrote,
-        _ => false,
+        _ => writes_memory(cx, w),
     };
     Some(
         (0..i)
             .rev()
-            .find(|&j| writes(&cx.trace[j]) && overlaps(&cx.trace[j])),
+            .find(|&j| writes(&cx.trace[j]) && overlap(e, &cx.trace[j])),
     )
+}
+
+/// Whether `e` changes memory (where reads-from and coherence live): under TSO/PSO a store
+/// only fills its buffer and its update writes memory.
+fn writes_memory(cx: &Counterexample, e: &Event) -> bool {
+    match e.op {
+        Op::Store { .. } | Op::RmwStore { .. } => !cx.buffered,
+        Op::Update { .. } | Op::Rmw { .. } => true,
+        Op::Cas { .. } => e.wrote,
+        _ => false,
+    }
+}
+
+/// Whether two events access overlapping bytes.
+fn overlap(a: &Event, b: &Event) -> bool {
+    match (a.op.data(), b.op.data()) {
+        (Some((x, n)), Some((y, m))) => x.0 < y.0 + m as u64 && y.0 < x.0 + n as u64,
+        _ => false,
+    }
 }
 
 /// A few lines of source around `pc`'s line, when the file is readable.

@@ -21,6 +21,7 @@ use crate::engine::{
     RuntimeErrorKind, SlotState, SlotView, Snapshot,
 };
 use crate::instrument::Plan;
+use crate::program::Program;
 
 /// The runtime, built by build.rs and carried inside the checker.
 static RUNTIME_IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_rt.so"));
@@ -82,7 +83,21 @@ fn runtime_memfd() -> std::io::Result<File> {
     Ok(f)
 }
 
+/// Load the program, plan its instrumentation, and start it under the runtime.
+pub fn launch(path: &Path, opts: &Options) -> Result<(Program, NativeTarget), StartError> {
+    let program = Program::load(path).map_err(|e| e.0)?;
+    let decoder = crate::targets::decoder(program.arch).ok_or("unsupported architecture")?;
+    let plan = Plan::new(&program, decoder);
+    let target = NativeTarget::start(path, plan, opts)?;
+    Ok((program, target))
+}
+
 impl NativeTarget {
+    /// Instrumented instructions.
+    pub fn sites(&self) -> usize {
+        self.plan.sites.len()
+    }
+
     pub fn start(path: &Path, plan: Plan, opts: &Options) -> Result<NativeTarget, StartError> {
         let exe = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let mut flags = 0;
