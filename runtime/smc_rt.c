@@ -943,6 +943,26 @@ EXPORT sighandler_t signal(int sig, sighandler_t handler) {
     return old.sa_handler;
 }
 
+/* A program that blocks every signal must not block the runtime's: a blocked SIGTRAP at a trap
+ * makes the kernel kill the process. The mask is applied without them. */
+static const sigset_t *without_runtime_signals(const sigset_t *set, sigset_t *copy) {
+    if (!set || !g_active) return set;
+    *copy = *set;
+    int keep[] = {SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (unsigned i = 0; i < sizeof keep / sizeof keep[0]; i++) sigdelset(copy, keep[i]);
+    return copy;
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+    sigset_t copy;
+    REAL(sigprocmask, how, how == SIG_UNBLOCK ? set : without_runtime_signals(set, &copy), old);
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+    sigset_t copy;
+    REAL(pthread_sigmask, how, how == SIG_UNBLOCK ? set : without_runtime_signals(set, &copy), old);
+}
+
 /* Other processes cannot be followed: starting one during an execution is an error naming the
  * call. Outside executions (before main) the calls go through. */
 static void refuse(const char *what, uint64_t pc) {

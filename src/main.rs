@@ -213,8 +213,20 @@ fn main() -> ExitCode {
 /// The parsed arguments, or the exit code after clap printed help, version or an error.
 fn parse_args<T>(parsed: Result<T, clap::Error>) -> Result<T, ExitCode> {
     parsed.map_err(|e| {
-        let _ = e.print();
-        ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK })
+        if !e.use_stderr() {
+            let _ = e.print(); // help or version
+            return ExitCode::from(EXIT_OK);
+        }
+        // one line like every other input error: clap's first line, without its `error: `
+        let text = e.render().to_string();
+        let first = text.lines().next().unwrap_or("invalid arguments");
+        let first = first.strip_prefix("error: ").unwrap_or(first);
+        let hint = match text.lines().find_map(|l| l.trim().strip_prefix("<")) {
+            Some(arg) if first.contains("were not provided") => format!(" <{arg}"),
+            _ => String::new(),
+        };
+        eprintln!("smc-run: {first}{hint} (see --help)");
+        ExitCode::from(EXIT_USAGE)
     })
 }
 

@@ -262,6 +262,15 @@ impl Channel {
         Ok(ch)
     }
 
+    /// Whether the fixed part of the header still says what the supervisor wrote there.
+    pub fn intact(&self) -> bool {
+        let h = self.header();
+        h.magic == MAGIC
+            && h.version == VERSION
+            && h.max_threads == MAX_THREADS as u32
+            && h.total_size == self.map.len() as u64
+    }
+
     pub fn fd(&self) -> i32 {
         self.file.as_raw_fd()
     }
@@ -303,7 +312,12 @@ impl Channel {
     pub fn code_area(&mut self) -> &mut [u8] {
         let h = self.header();
         let (off, cap) = (h.code_off as usize, h.code_cap as usize);
-        &mut self.map[off..off + cap]
+        // untrusted like the rest: an area that does not fit is no area
+        let end = off.checked_add(cap).filter(|&e| e <= self.map.len());
+        match end {
+            Some(end) => &mut self.map[off..end],
+            None => &mut [],
+        }
     }
 
     fn slot_ptr(&self, i: usize) -> *mut Slot {

@@ -45,7 +45,9 @@ impl Plan {
         for s in &self.sites {
             let off = s.site.copy_off as usize;
             let code = self.decoder.relocate(s, bias, tramp + off as u64)?;
-            out[off..off + code.len()].copy_from_slice(&code);
+            out.get_mut(off..off + code.len())
+                .ok_or("the channel's code area is too small (overwritten?)")?
+                .copy_from_slice(&code);
         }
         Ok(())
     }

@@ -228,6 +228,9 @@ impl NativeTarget {
     }
 
     fn snapshot(&self, done: bool) -> Result<Snapshot, ExecError> {
+        if !self.ch.intact() {
+            return Err(corrupted("header"));
+        }
         let n = self.nthreads()?;
         let mut slots = Vec::with_capacity(n);
         let h = self.ch.header();
@@ -305,7 +308,7 @@ impl NativeTarget {
                     .unwrap_or_default();
                 return Err(ExecError::Fatal(format!(
                     "unsupported instruction at {:#x}{what} on shared memory {:#x}: {}",
-                    pc - self.load_bias,
+                    pc.wrapping_sub(self.load_bias),
                     h.err_addr,
                     "string and gather instructions are not modelled yet"
                 )));
@@ -360,7 +363,7 @@ impl NativeTarget {
                 return Err(ExecError::Timeout { slot: slot as u32 });
             }
             if let Ok(Some(st)) = self.server.try_wait() {
-                return Err(ExecError::Fatal(format!("the fork server died ({st})")));
+                return Err(server_died(st));
             }
             futex_wait(self.ch.sup_futex(), seq, Duration::from_millis(20));
         }
@@ -390,7 +393,7 @@ impl NativeTarget {
                 ));
             }
             if let Ok(Some(st)) = self.server.try_wait() {
-                return Err(ExecError::Fatal(format!("the fork server died ({st})")));
+                return Err(server_died(st));
             }
             let seq = self.ch.sup_futex().load(SeqCst);
             if self.ch.exec_done().load(SeqCst) != 0 {
@@ -438,6 +441,15 @@ fn tracer_of(pid: i32) -> Option<i32> {
         .lines()
         .find_map(|l| l.strip_prefix("TracerPid:"))
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// The fork server ended under an execution: only a kill from outside (often the program
+/// signalling its parent) ends it there.
+fn server_died(st: std::process::ExitStatus) -> ExecError {
+    ExecError::Fatal(format!(
+        "the checker's fork server died during an execution ({st}); does the program signal its \
+         parent process?"
+    ))
 }
 
 fn corrupted(what: &str) -> ExecError {

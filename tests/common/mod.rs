@@ -119,9 +119,15 @@ fn next_run() -> usize {
 
 /// Run the checker with `dir` as its current directory.
 pub fn run_in(dir: &Path, args: &[&str]) -> Run {
+    run_env(dir, args, &[])
+}
+
+/// Run the checker with `dir` as its current directory and `env` added to its environment.
+pub fn run_env(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Run {
     let out = Command::new(checker())
         .args(args)
         .current_dir(dir)
+        .envs(env.iter().copied())
         .output()
         .expect("cannot run smc-run");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
