@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 3
+#define SMC_CHANNEL_VERSION 4
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -151,6 +151,7 @@ struct smc_commit {
 #define SMC_FLAG_BUFFERED 2u       /* stores are buffered by the supervisor (TSO, PSO) */
 #define SMC_FLAG_DEBUGGABLE 4u     /* --gdb: any process may trace an execution, and an error
                                     * stops the failing thread (SIGSTOP) for the debugger */
+#define SMC_FLAG_CAPTURED 8u       /* stdout and stderr are the supervisor's capture file */
 
 /* Error kinds reported by the runtime (first error wins). */
 enum smc_err {
@@ -220,6 +221,9 @@ struct smc_header {
     struct smc_block blocks[SMC_MAX_BLOCKS];
     struct smc_slot slots[SMC_MAX_THREADS];
     struct smc_commit commits[SMC_MAX_COMMITS];
+    /* SMC_FLAG_CAPTURED: bytes the execution wrote to stdout and stderr (one sealed memfd of
+     * fixed size, rewound by the fork server before each execution) */
+    uint64_t out_len;
 };
 
 #endif

@@ -361,6 +361,12 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
         note_executed(ea, size, 1, cas_would_write(st, ea, uc));
         break;
     default: {
+        if (LOAD(&ch->nthreads) == 1) {
+            /* No other thread exists yet, so nobody can see it half done: run it as it is,
+             * after the thread's buffered stores reached memory (a full fence). */
+            if (buffered()) smc_stop(SMC_OP_FENCE, 0, 0, 0, 1, pc, 0, site_no);
+            break;
+        }
         char msg[128];
         snprintf(msg, sizeof msg, "instruction at %#lx cannot be run faithfully on shared memory",
                  (unsigned long)pc);
@@ -624,6 +630,8 @@ static int smc_main(int argc, char **argv, char **envp) {
             futex(&ch->fs_cmd, FUTEX_WAIT, seen, NULL);
         if (LOAD(&ch->fs_quit)) die_now(0);
         seen = cmd;
+        int captured = (ch->flags & SMC_FLAG_CAPTURED) != 0;
+        if (captured) lseek(1, 0, SEEK_SET); /* fds 1 and 2 share this offset */
         pid_t pid = fork(); /* not in an execution here: the interposed fork forwards */
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -647,6 +655,10 @@ static int smc_main(int argc, char **argv, char **envp) {
             while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
             }
             STORE(&ch->wait_status, st);
+        }
+        if (captured) {
+            off_t end = lseek(1, 0, SEEK_CUR);
+            STORE(&ch->out_len, end < 0 ? 0 : (uint64_t)end);
         }
         STORE(&ch->exec_done, 1);
         notify_supervisor();

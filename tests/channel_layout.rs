@@ -32,7 +32,7 @@ fn rust_mirror_matches_the_c_header() {
     rust.extend(fields!(Header, "smc_header": magic, version, max_threads, total_size, nsites, flags, sites_off,
         code_off, code_cap, init_state, load_bias, tramp_addr, self_addr, fs_cmd, fs_quit, child_pid, wait_status, exec_done,
         abort, sup_futex, running, nthreads, ncommits, err_kind, err_signal, err_slot, err_pc, err_addr, err_msg, observed_mask, observed, nblocks, blocks, slots,
-        commits));
+        commits, out_len));
     rust.push(("SMC_CHANNEL_MAGIC".into(), MAGIC as usize));
     rust.push(("SMC_CHANNEL_VERSION".into(), VERSION as usize));
     rust.push(("SMC_MAX_THREADS".into(), MAX_THREADS));

@@ -316,6 +316,19 @@ const CORPUS: &[Case] = &[
         0,
         "verdict: OK",
     ),
+    // the failing execution's output is in the counterexample, cut at 1 MiB
+    case(
+        Program("prints_then_fails", &[]),
+        &[],
+        1,
+        "    | counter is 1\n",
+    ),
+    case(
+        Program("floods_then_fails", &[]),
+        &[],
+        1,
+        "(last 4096 of 1048576 bytes, cut there)",
+    ),
     case(Program("many_threads", &[]), &[], 0, "executions: 1 "),
     case(Program("thread_local", &[]), &[], 0, "executions: 1 "),
     // five locations, each incremented atomically by two threads in either order: 2^5

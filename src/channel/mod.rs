@@ -14,7 +14,7 @@ use memmap2::MmapMut;
 use crate::event::{FenceKind, Op, Pending, TargetAddr};
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -84,6 +84,7 @@ pub const PREV_STORED: u32 = 8;
 pub const FLAG_FENCES_VISIBLE: u32 = 1;
 pub const FLAG_BUFFERED: u32 = 2;
 pub const FLAG_DEBUGGABLE: u32 = 4;
+pub const FLAG_CAPTURED: u32 = 8;
 
 pub mod err {
     pub const NONE: u32 = 0;
@@ -203,6 +204,7 @@ pub struct Header {
     pub blocks: [Block; MAX_BLOCKS],
     pub slots: [Slot; MAX_THREADS],
     pub commits: [Commit; MAX_COMMITS],
+    pub out_len: u64,
 }
 
 /// The mapped channel. All access to shared words goes through atomics.
@@ -269,6 +271,12 @@ impl Channel {
             && h.version == VERSION
             && h.max_threads == MAX_THREADS as u32
             && h.total_size == self.map.len() as u64
+    }
+
+    /// The whole mapping as the program sees it: any byte of it may be overwritten there, so
+    /// tests overwrite it here.
+    pub fn raw_mut(&mut self) -> &mut [u8] {
+        &mut self.map
     }
 
     pub fn fd(&self) -> i32 {

@@ -164,7 +164,7 @@ enum RunEnd {
     Complete,
     Blocked,
     Bounded,
-    Error(Counterexample),
+    Error(Box<Counterexample>),
     /// Stopped before the last step of a replay, handed over to a debugger.
     HandedOver,
 }
@@ -261,15 +261,16 @@ fn explore_from(
             RunEnd::Error(mut cx) => {
                 stats.executions += 1;
                 cx.heap = exec.heap_blocks();
+                cx.output = exec.output();
                 match errors
                     .iter_mut()
                     .find(|(e, _): &&mut (Counterexample, u64)| {
                         e.kind == cx.kind && e.message == cx.message
                     }) {
                     Some(e) => e.1 += 1,
-                    None => errors.push((cx.clone(), 1)),
+                    None => errors.push(((*cx).clone(), 1)),
                 }
-                first.get_or_insert(cx);
+                first.get_or_insert(*cx);
                 if !cfg.keep_going {
                     progress(&stats);
                     return Ok(Outcome {
@@ -1039,7 +1040,7 @@ impl Explorer<'_> {
         message: String,
         fault: Option<(ThreadId, u64, u64)>,
         signal: Option<i32>,
-    ) -> Counterexample {
+    ) -> Box<Counterexample> {
         let updaters = (0..run.threads.len() as u32)
             .map(ThreadId)
             .filter(|t| run.threads[t.index()].updater.is_some());
@@ -1076,9 +1077,10 @@ impl Explorer<'_> {
             schedule,
             buffered: run.buffers.is_some(),
             heap: Vec::new(),
+            output: None,
         };
         renumber(&mut cx);
-        cx
+        Box::new(cx)
     }
 
     /// Move to the deepest node with something left to explore. False when done.

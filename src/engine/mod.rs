@@ -123,6 +123,10 @@ pub trait Executor {
     fn heap_blocks(&self) -> Vec<(u64, u64, u64)> {
         Vec::new()
     }
+    /// What the execution that just ended wrote to stdout and stderr, if captured.
+    fn output(&self) -> Option<Output> {
+        None
+    }
     /// What the execution that just ended recorded with `__smc_observe`.
     fn observed(&self) -> Observation {
         Vec::new()
@@ -201,6 +205,17 @@ pub struct Counterexample {
     pub buffered: bool,
     /// Heap blocks the execution allocated, in order: (address, size, call site).
     pub heap: Vec<(u64, u64, u64)>,
+    /// What the execution wrote to stdout and stderr, when captured.
+    pub output: Option<Output>,
+}
+
+/// The end of what an execution wrote (stdout and stderr interleaved), and how much it wrote.
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub tail: Vec<u8>,
+    pub total: u64,
+    /// The program wrote more than the capture holds; later writes failed.
+    pub cut: bool,
 }
 
 /// One decision of a schedule: the thread that ran, by its spawn-tree path (the n-th child

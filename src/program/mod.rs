@@ -59,13 +59,21 @@ impl Program {
         }
         let data = std::fs::read(path)
             .map_err(|e| bad(path, &format!("cannot read: {}", io_reason(&e))))?;
+        let mut program = Program::parse(path, &data)?;
+        program.lines = addr2line::Loader::new(path).ok();
+        Ok(program)
+    }
+
+    /// Check and read the bytes of an executable named `path` (for messages). Everything but
+    /// the source lines, which need the file itself.
+    pub fn parse(path: &Path, data: &[u8]) -> Result<Program, InputError> {
         if data.starts_with(b"#!") {
             return Err(bad(path, "is a script, not a compiled program"));
         }
         if !data.starts_with(b"\x7fELF") {
             return Err(bad(path, "is not an ELF executable"));
         }
-        let elf = Elf::parse(&data).map_err(|e| bad(path, &format!("malformed ELF file ({e})")))?;
+        let elf = Elf::parse(data).map_err(|e| bad(path, &format!("malformed ELF file ({e})")))?;
         if !elf.is_64 {
             return Err(bad(
                 path,
@@ -179,7 +187,6 @@ impl Program {
             v.sort_by(|a, b| a.addr.cmp(&b.addr).then(a.name.cmp(&b.name)));
             v.dedup_by(|a, b| a.addr == b.addr);
         }
-        let lines = addr2line::Loader::new(path).ok();
         Ok(Program {
             path: path.to_path_buf(),
             arch,
@@ -187,7 +194,7 @@ impl Program {
             code,
             functions,
             objects,
-            lines,
+            lines: None,
         })
     }
 

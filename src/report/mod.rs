@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::engine::{Counterexample, Outcome, ThreadInfo};
+use crate::engine::{Counterexample, Outcome, Output, ThreadInfo};
 use crate::event::{Event, Op, ThreadId};
 use crate::program::Program;
 
@@ -346,7 +346,29 @@ pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
             out.push('\n');
         }
     }
+    if let Some(o) = cx.output.as_ref().filter(|o| o.total > 0) {
+        out.push_str(&format!(
+            "  output of this execution ({}):\n",
+            output_extent(o)
+        ));
+        for line in String::from_utf8_lossy(&o.tail).lines() {
+            out.push_str(&format!("    | {line}\n"));
+        }
+    }
     out
+}
+
+/// `12 bytes`, `last 4096 of 9000 bytes`, `last 4096 of 1048576 bytes, cut there`.
+fn output_extent(o: &Output) -> String {
+    let mut s = if o.tail.len() as u64 == o.total {
+        format!("{} bytes", o.total)
+    } else {
+        format!("last {} of {} bytes", o.tail.len(), o.total)
+    };
+    if o.cut {
+        s.push_str(", cut there");
+    }
+    s
 }
 
 pub fn verdict(outcome: &Outcome) -> &'static str {
@@ -410,6 +432,13 @@ pub fn error_json(sym: &Symbolizer, cx: &Counterexample, schedule_file: Option<&
     }
     if let Some(sig) = cx.signal {
         err["signal"] = json!(sig);
+    }
+    if let Some(o) = &cx.output {
+        err["output"] = json!({
+            "tail": String::from_utf8_lossy(&o.tail),
+            "bytes": o.total,
+            "cut": o.cut,
+        });
     }
     err
 }

@@ -15,13 +15,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
-use crate::channel::{self, err, futex_wait, futex_wake, init, slot_state, Channel, MAX_THREADS};
-use crate::engine::{
-    Ended, ExecError, Executed, Executor, Observation, ProcessEnd, Reply, RuntimeError,
-    RuntimeErrorKind, SlotState, SlotView, Snapshot,
-};
+use crate::channel::{self, err, futex_wait, futex_wake, init, slot_state, Channel};
+use crate::engine::{ExecError, Executor, Observation, Output, Reply, Snapshot};
 use crate::instrument::Plan;
 use crate::program::Program;
+
+mod read;
+pub use read::ChannelReader;
 
 /// The runtime, built by build.rs and carried inside the checker.
 static RUNTIME_IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_rt.so"));
@@ -59,6 +59,8 @@ pub struct NativeTarget {
     ch: Channel,
     server: Child,
     _runtime: File,
+    /// The capture of the program's stdout and stderr (not when they are let through).
+    output: Option<File>,
     plan: Plan,
     timeout: Duration,
 
@@ -69,6 +71,31 @@ pub struct NativeTarget {
 
 /// Everything the startup can fail with is a message for the user.
 pub type StartError = String;
+
+/// The program's output is captured up to this many bytes per execution; further writes fail.
+const OUTPUT_CAP: u64 = 1 << 20;
+/// How much of the end of an execution's output a counterexample shows.
+const OUTPUT_SHOWN: u64 = 4096;
+
+/// A memfd of fixed size to capture stdout and stderr: sealed against growing, so a program
+/// that floods its output cannot fill memory (its writes past the end fail).
+fn output_memfd() -> std::io::Result<File> {
+    let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
+    // SAFETY: plain syscall; the fd is owned by the File.
+    let fd = unsafe { libc::memfd_create(c"smc-run-output".as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh owned descriptor.
+    let f = unsafe { File::from_raw_fd(fd) };
+    f.set_len(OUTPUT_CAP)?;
+    let seals = libc::F_SEAL_GROW | libc::F_SEAL_SHRINK | libc::F_SEAL_SEAL;
+    // SAFETY: plain fcntl on our descriptor.
+    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_ADD_SEALS, seals) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(f)
+}
 
 fn runtime_memfd() -> std::io::Result<File> {
     // SAFETY: plain syscall; the fd is owned by the File. CLOEXEC so that programs started
@@ -110,6 +137,9 @@ impl NativeTarget {
         if opts.debuggable {
             flags |= channel::FLAG_DEBUGGABLE;
         }
+        if !opts.program_output {
+            flags |= channel::FLAG_CAPTURED;
+        }
         let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
         let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
@@ -124,9 +154,18 @@ impl NativeTarget {
             .env("SMC_CHANNEL_FD", ch.fd().to_string())
             .env("LD_BIND_NOW", "1")
             .stdin(Stdio::null());
-        if !opts.program_output {
-            cmd.stdout(Stdio::null()).stderr(Stdio::null());
-        }
+        let output = if opts.program_output {
+            None
+        } else {
+            let f = output_memfd().map_err(|e| format!("cannot capture the output: {e}"))?;
+            let (out, err) = f
+                .try_clone()
+                .and_then(|o| Ok((o, f.try_clone()?)))
+                .map_err(|e| format!("cannot capture the output: {e}"))?;
+            // two descriptors of one open file: stdout and stderr share its offset
+            cmd.stdout(Stdio::from(out)).stderr(Stdio::from(err));
+            Some(f)
+        };
         // The program inherits the channel and the runtime (the dynamic loader opens it through
         // /proc/self/fd): clear their CLOEXEC in the child only.
         let inherited = [ch.fd(), runtime.as_raw_fd()];
@@ -152,6 +191,7 @@ impl NativeTarget {
             ch,
             server,
             _runtime: runtime,
+            output,
             plan,
             timeout: opts.exec_timeout,
 
@@ -208,128 +248,14 @@ impl NativeTarget {
         self.wait_init(init::READY)
     }
 
-    /// Map a pc inside a relocated copy back to the program's instruction.
-    fn original_pc(&self, pc: u64) -> u64 {
-        let end = self.tramp + self.plan.code_size() as u64;
-        if self.tramp != 0 && pc >= self.tramp && pc < end {
-            if let Some(s) = self.plan.site_of_copy(self.tramp, pc) {
-                return s.site.offset + self.load_bias;
-            }
+    /// Validated reads of the channel.
+    fn reader(&self) -> ChannelReader<'_> {
+        ChannelReader {
+            ch: &self.ch,
+            plan: &self.plan,
+            load_bias: self.load_bias,
+            tramp: self.tramp,
         }
-        pc
-    }
-
-    fn nthreads(&self) -> Result<usize, ExecError> {
-        let n = self.ch.nthreads().load(SeqCst) as usize;
-        if n == 0 || n > MAX_THREADS {
-            return Err(corrupted("thread count"));
-        }
-        Ok(n)
-    }
-
-    fn snapshot(&self, done: bool) -> Result<Snapshot, ExecError> {
-        if !self.ch.intact() {
-            return Err(corrupted("header"));
-        }
-        let n = self.nthreads()?;
-        let mut slots = Vec::with_capacity(n);
-        let h = self.ch.header();
-        let reported = self.ch.err_kind().load(SeqCst) != err::NONE;
-        for i in 0..n {
-            let s = self.ch.slot(i);
-            let mut fresh = true;
-            let state = match self.ch.slot_state(i).load(SeqCst) {
-                slot_state::STOPPED => SlotState::Stopped(
-                    self.ch
-                        .pending(i)
-                        .ok_or_else(|| corrupted("pending event"))?,
-                ),
-                slot_state::EXITED => SlotState::Exited,
-                // The process is gone; a thread that was running ended with it. Its results
-                // are fresh only if it reported the error (the runtime publishes them then).
-                slot_state::RUNNING if done => {
-                    fresh = reported && h.err_slot as usize == i;
-                    SlotState::Exited
-                }
-                _ => return Err(corrupted("thread state")),
-            };
-            let f = if fresh { s.prev_flags } else { 0 };
-            let prev = (f & channel::PREV_VALID != 0).then(|| Executed {
-                wrote: f & channel::PREV_WROTE != 0,
-                read: (f & channel::PREV_READ != 0).then_some(s.prev_read),
-                written: (f & channel::PREV_WROTE != 0).then_some(s.prev_written),
-                stored: (f & channel::PREV_STORED != 0).then(|| self.ch.stored(i)),
-            });
-            let parent = if i == 0 { 0 } else { s.parent };
-            if parent as usize >= n {
-                return Err(corrupted("thread parent"));
-            }
-            slots.push(SlotView {
-                parent,
-                state,
-                prev,
-            });
-        }
-        let ended = if done { Some(self.ended(n)?) } else { None };
-        Ok(Snapshot { slots, ended })
-    }
-
-    fn ended(&self, n: usize) -> Result<Ended, ExecError> {
-        let st = self.ch.wait_status();
-        let how = if libc::WIFSIGNALED(st) {
-            ProcessEnd::Signaled(libc::WTERMSIG(st))
-        } else {
-            ProcessEnd::Exited(libc::WEXITSTATUS(st))
-        };
-        let h = self.ch.header();
-        let slot = (h.err_slot as usize) < n;
-        let pc = self.original_pc(h.err_pc);
-        let error = |kind| RuntimeError {
-            kind,
-            pc,
-            addr: h.err_addr,
-            message: self.ch.err_msg(),
-            slot: slot.then_some(h.err_slot),
-        };
-        let error = match self.ch.err_kind().load(SeqCst) {
-            err::NONE => None,
-            err::ASSERT => Some(error(RuntimeErrorKind::Assertion)),
-            err::VERIFIER => Some(error(RuntimeErrorKind::Verifier)),
-            err::SIGNAL if (1..65).contains(&h.err_signal) => {
-                Some(error(RuntimeErrorKind::Signal(h.err_signal as i32)))
-            }
-            err::UNSUPPORTED => {
-                let what = self
-                    .plan
-                    .sites
-                    .iter()
-                    .find(|s| s.site.offset + self.load_bias == pc)
-                    .map(|s| format!(" (`{}`)", s.text))
-                    .unwrap_or_default();
-                return Err(ExecError::Fatal(format!(
-                    "unsupported instruction at {:#x}{what} on shared memory {:#x}: {}",
-                    pc.wrapping_sub(self.load_bias),
-                    h.err_addr,
-                    "string and gather instructions are not modelled yet"
-                )));
-            }
-            err::CALL => {
-                return Err(ExecError::Fatal(format!(
-                    "the program calls {} (at {:#x}): a model checker of threads cannot follow \
-                     other processes",
-                    self.ch.err_msg(),
-                    pc.wrapping_sub(self.load_bias)
-                )))
-            }
-            err::RUNTIME => {
-                return Err(ExecError::Fatal(format!(
-                    "runtime failure: {}",
-                    self.ch.err_msg()
-                )))
-            }
-            _ => return Err(corrupted("error report")),
-        };
-        Ok(Ended { how, error })
     }
 
     /// Wait until every thread of the execution waits again, or its process has ended. A thread
@@ -341,10 +267,10 @@ impl NativeTarget {
             let seq = self.ch.sup_futex().load(SeqCst);
             if self.ch.exec_done().load(SeqCst) != 0 {
                 self.in_exec = false;
-                return self.snapshot(true);
+                return self.reader().snapshot(true);
             }
             if self.ch.running().load(SeqCst) == 0 {
-                return self.snapshot(false);
+                return self.reader().snapshot(false);
             }
             if spins < 2000 {
                 spins += 1;
@@ -356,7 +282,7 @@ impl NativeTarget {
                 return Err(ExecError::Interrupted);
             }
             if started.elapsed() > self.timeout {
-                let slot = (0..self.nthreads()?)
+                let slot = (0..self.reader().nthreads()?)
                     .find(|&i| self.ch.slot_state(i).load(SeqCst) == slot_state::RUNNING)
                     .unwrap_or(0);
                 self.kill_execution()?;
@@ -452,12 +378,6 @@ fn server_died(st: std::process::ExitStatus) -> ExecError {
     ))
 }
 
-fn corrupted(what: &str) -> ExecError {
-    ExecError::Fatal(format!(
-        "channel corrupted: the program overwrote the checker's {what}"
-    ))
-}
-
 impl Executor for NativeTarget {
     fn begin(&mut self) -> Result<Snapshot, ExecError> {
         if self.in_exec {
@@ -473,7 +393,9 @@ impl Executor for NativeTarget {
 
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
         let i = slot as usize;
-        if i >= self.nthreads()? || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED {
+        if i >= self.reader().nthreads()?
+            || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED
+        {
             return Err(ExecError::Fatal(format!(
                 "internal: slot {slot} is not waiting"
             )));
@@ -505,17 +427,33 @@ impl Executor for NativeTarget {
         self.ch.observed()
     }
 
+    fn output(&self) -> Option<Output> {
+        use std::os::unix::fs::FileExt;
+        let file = self.output.as_ref()?;
+        let total = self.ch.header().out_len.min(OUTPUT_CAP);
+        let start = total.saturating_sub(OUTPUT_SHOWN);
+        let mut tail = vec![0; (total - start) as usize];
+        file.read_exact_at(&mut tail, start).ok()?;
+        Some(Output {
+            tail,
+            total,
+            cut: total == OUTPUT_CAP,
+        })
+    }
+
     fn heap_blocks(&self) -> Vec<(u64, u64, u64)> {
         self.ch
             .heap_blocks()
             .into_iter()
-            .map(|(a, s, pc)| (a, s, self.original_pc(pc)))
+            .map(|(a, s, pc)| (a, s, self.reader().original_pc(pc)))
             .collect()
     }
 
     fn hand_over(&mut self, slot: u32, reply: &Reply) -> Result<(), ExecError> {
         let i = slot as usize;
-        if i >= self.nthreads()? || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED {
+        if i >= self.reader().nthreads()?
+            || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED
+        {
             return Err(ExecError::Fatal(format!(
                 "internal: slot {slot} is not waiting"
             )));
@@ -593,7 +531,7 @@ impl Executor for NativeTarget {
         }
         // Ask the waiting threads to leave; one of them ends the process.
         self.ch.abort().store(1, SeqCst);
-        for i in 0..self.nthreads().unwrap_or(0) {
+        for i in 0..self.reader().nthreads().unwrap_or(0) {
             if self.ch.slot_state(i).load(SeqCst) == slot_state::STOPPED {
                 self.ch.slot_go(i).store(1, SeqCst);
                 futex_wake(self.ch.slot_go(i));

@@ -1,0 +1,340 @@
+//! The benchmark suite: `cargo bench` (see BENCHMARKS.md).
+//!
+//! Builds each program with gcc -O2, runs the release checker on it under each model with
+//! `--json`, and prints program, model, verdict, executions, blocked, wall time, executions/s
+//! and the checker's peak RSS. The table is also written as JSON (`target/bench/latest.json`, or
+//! `--json FILE`) so that two commits can be compared: `--compare FILE` adds a column with the
+//! speed-up in executions/s over that earlier run.
+//!
+//!     cargo bench -- [--full] [--json FILE] [--compare FILE] [FILTER...]
+//!
+//! FILTERs keep the rows whose name contains one of them. `--full` adds the long rows (the
+//! scaling families' largest members).
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+const MODELS: [&str; 3] = ["sc", "tso", "pso"];
+
+/// One program of the suite: a source, its -D flags, the verdict expected under sc/tso/pso
+/// (None: not checked), and whether only `--full` runs it.
+struct Program {
+    group: &'static str,
+    source: &'static str,
+    defines: Vec<String>,
+    expect: Option<[&'static str; 3]>,
+    full: bool,
+}
+
+fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Program {
+    Program {
+        group,
+        source,
+        defines: defines.iter().map(|d| d.to_string()).collect(),
+        expect: None,
+        full: false,
+    }
+}
+
+impl Program {
+    fn expect(mut self, v: [&'static str; 3]) -> Program {
+        self.expect = Some(v);
+        self
+    }
+    fn full_only(mut self, full: bool) -> Program {
+        self.full = full;
+        self
+    }
+    fn name(&self) -> String {
+        let stem = Path::new(self.source)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy();
+        let defs: Vec<String> = self
+            .defines
+            .iter()
+            .map(|d| d.trim_start_matches("-D").to_lowercase())
+            .collect();
+        if defs.is_empty() {
+            stem.into_owned()
+        } else {
+            format!("{stem}[{}]", defs.join(","))
+        }
+    }
+}
+
+const OK: &str = "ok";
+const ERR: &str = "error";
+
+fn suite() -> Vec<Program> {
+    let mut v = vec![
+        // litmus-size programs of the tests
+        program("litmus", "tests/programs/sb.c", &[]).expect([OK, ERR, ERR]),
+        program("litmus", "tests/programs/sb.c", &["-DFENCES"]).expect([OK, OK, OK]),
+        program("litmus", "tests/programs/mp.c", &[]).expect([OK, OK, ERR]),
+        program("litmus", "tests/programs/cas_counter.c", &[]).expect([OK, OK, OK]),
+        program("litmus", "tests/programs/mutex_counter.c", &[]).expect([OK, OK, OK]),
+        program("litmus", "tests/programs/racy_counter.c", &[]).expect([ERR, ERR, ERR]),
+        // the TACAS'15 algorithms, without and with their fences
+        program("tacas", "examples/dekker.c", &[]).expect([OK, ERR, ERR]),
+        program("tacas", "examples/dekker.c", &["-DFENCES"]).expect([OK, OK, OK]),
+        program("tacas", "examples/peterson.c", &[]).expect([OK, ERR, ERR]),
+        program("tacas", "examples/peterson.c", &["-DFENCES"]).expect([OK, OK, OK]),
+        program("tacas", "examples/lamport.c", &[]).expect([OK, ERR, ERR]),
+        program("tacas", "examples/lamport.c", &["-DFENCES"]).expect([OK, OK, OK]),
+        program("tacas", "examples/szymanski.c", &[]).expect([OK, ERR, ERR]),
+        program("tacas", "examples/szymanski.c", &["-DFENCES"]).expect([OK, OK, OK]),
+        program("tacas", "examples/parker.c", &[]).expect([OK, ERR, ERR]),
+        program("tacas", "examples/parker.c", &["-DFENCES"]).expect([OK, OK, OK]),
+        program("tacas", "examples/pgsql_latch.c", &[]).expect([OK, OK, ERR]),
+        program("tacas", "examples/pgsql_latch.c", &["-DFENCES"]).expect([OK, OK, OK]),
+        program("tacas", "examples/dcl_singleton.c", &[]).expect([OK, OK, ERR]),
+        program("tacas", "examples/dcl_singleton.c", &["-DFENCES"]).expect([OK, OK, OK]),
+        program("tacas", "examples/indexer.c", &[]).expect([OK, OK, OK]),
+        program("tacas", "examples/stack_safe.c", &[]).expect([OK, OK, OK]),
+        program("tacas", "examples/stack_unsafe.c", &[]).expect([ERR, ERR, ERR]),
+        program("tacas", "benches/programs/fib.c", &["-DNUM=2", "-DJOIN"]).expect([OK, OK, OK]),
+        program("tacas", "benches/programs/fib.c", &["-DNUM=3", "-DJOIN"]).expect([OK, OK, OK]),
+        program("tacas", "benches/programs/fib.c", &["-DNUM=2"]).expect([OK, OK, OK]),
+        program("tacas", "benches/programs/fib.c", &["-DNUM=3"])
+            .expect([OK, OK, OK])
+            .full_only(true),
+    ];
+    // scaling: how time grows with executions and events
+    for n in 2..=8 {
+        let d = format!("-DN={n}");
+        v.push(program("scaling", "benches/programs/writers.c", &[&d]).full_only(n > 4));
+    }
+    for t in 10..=16 {
+        let d = format!("-DTHREADS={t}");
+        v.push(
+            program("scaling", "examples/indexer.c", &[&d])
+                .expect([OK, OK, OK])
+                .full_only(t > 12),
+        );
+    }
+    v
+}
+
+/// One measured run.
+struct Row {
+    name: String,
+    group: &'static str,
+    model: &'static str,
+    verdict: String,
+    expected: Option<&'static str>,
+    executions: u64,
+    blocked: u64,
+    events: u64,
+    wall_s: f64,
+    peak_rss_kib: i64,
+}
+
+impl Row {
+    fn key(&self) -> String {
+        format!("{} {}", self.name, self.model)
+    }
+    fn rate(&self) -> f64 {
+        self.executions as f64 / self.wall_s.max(1e-9)
+    }
+    fn json(&self) -> Value {
+        json!({
+            "name": self.name, "group": self.group, "model": self.model,
+            "verdict": self.verdict, "expected": self.expected,
+            "executions": self.executions, "blocked": self.blocked, "events": self.events,
+            "wall_s": self.wall_s, "executions_per_s": self.rate(),
+            "peak_rss_kib": self.peak_rss_kib,
+        })
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn build(p: &Program, dir: &Path) -> Result<PathBuf, String> {
+    let out = dir.join(p.name().replace(['[', ']', ',', '='], "_"));
+    let st = Command::new("gcc")
+        .args(["-O2", "-g", "-pthread"])
+        .args(&p.defines)
+        .arg(root().join(p.source))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .map_err(|e| format!("cannot run gcc: {e}"))?;
+    if !st.success() {
+        return Err(format!("gcc failed on {}", p.source));
+    }
+    Ok(out)
+}
+
+/// Run the checker once; wall time and peak RSS come from wait4 on it.
+fn measure(bin: &Path, model: &str) -> Result<(Value, f64, i64), String> {
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_smc-run"))
+        .args(["--json", "--quiet", "--model", model])
+        .arg(bin)
+        .current_dir(bin.parent().unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run smc-run: {e}"))?;
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .map_err(|e| e.to_string())?;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child, by its PID.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    let wall = started.elapsed().as_secs_f64();
+    if pid < 0 {
+        return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+    }
+    let report: Value = out
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .ok_or_else(|| format!("no JSON report (exit status {status:#x})"))?;
+    Ok((report, wall, usage.ru_maxrss))
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+    let (mut full, mut json_out, mut compare, mut filters) = (false, None, None, Vec::new());
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--full" => full = true,
+            "--json" => json_out = args.next().map(PathBuf::from),
+            "--compare" => compare = args.next().map(PathBuf::from),
+            _ => filters.push(a),
+        }
+    }
+    let before: HashMap<String, f64> = compare
+        .map(|p| {
+            let text =
+                std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let v: Value = serde_json::from_str(&text).expect("a results file of this harness");
+            v["rows"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| {
+                    (
+                        format!(
+                            "{} {}",
+                            r["name"].as_str().unwrap_or(""),
+                            r["model"].as_str().unwrap_or("")
+                        ),
+                        r["executions_per_s"].as_f64().unwrap_or(0.0),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let dir = root().join("target/bench");
+    let bins = dir.join("bin");
+    std::fs::create_dir_all(&bins).unwrap();
+    let programs: Vec<Program> = suite()
+        .into_iter()
+        .filter(|p| full || !p.full)
+        .filter(|p| filters.is_empty() || filters.iter().any(|f| p.name().contains(f.as_str())))
+        .collect();
+    println!(
+        "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9} {:>10} {:>9}{}",
+        "program",
+        "model",
+        "verdict",
+        "execs",
+        "blocked",
+        "wall s",
+        "execs/s",
+        "RSS KiB",
+        if before.is_empty() { "" } else { "   speed-up" }
+    );
+    let mut rows = Vec::new();
+    let mut mismatches = 0;
+    let total = Instant::now();
+    for p in &programs {
+        let bin = match build(p, &bins) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("{}: {e}", p.name());
+                std::process::exit(2);
+            }
+        };
+        for (m, model) in MODELS.iter().enumerate() {
+            let (report, wall, rss) = match measure(&bin, model) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("{} under {model}: {e}", p.name());
+                    std::process::exit(2);
+                }
+            };
+            let row = Row {
+                name: p.name(),
+                group: p.group,
+                model,
+                verdict: report["verdict"].as_str().unwrap_or("?").to_string(),
+                expected: p.expect.map(|e| e[m]),
+                executions: report["executions"].as_u64().unwrap_or(0),
+                blocked: report["blocked"].as_u64().unwrap_or(0),
+                events: report["events"].as_u64().unwrap_or(0),
+                wall_s: wall,
+                peak_rss_kib: rss,
+            };
+            let wrong = row.expected.is_some_and(|e| e != row.verdict);
+            mismatches += wrong as usize;
+            let speedup = before
+                .get(&row.key())
+                .map(|b| format!("   {:>7.2}x", row.rate() / b.max(1e-9)))
+                .unwrap_or_default();
+            println!(
+                "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9.3} {:>10.0} {:>9}{speedup}{}",
+                row.name,
+                row.model,
+                row.verdict,
+                row.executions,
+                row.blocked,
+                row.wall_s,
+                row.rate(),
+                row.peak_rss_kib,
+                if wrong { "   WRONG VERDICT" } else { "" }
+            );
+            rows.push(row);
+        }
+    }
+    let execs: u64 = rows.iter().map(|r| r.executions).sum();
+    let wall: f64 = rows.iter().map(|r| r.wall_s).sum();
+    println!(
+        "{} runs, {execs} executions in {wall:.1} s of checking ({:.0} executions/s overall), {:.1} s in all",
+        rows.len(),
+        execs as f64 / wall.max(1e-9),
+        total.elapsed().as_secs_f64()
+    );
+    let commit = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(root())
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let doc = json!({
+        "commit": commit,
+        "rows": rows.iter().map(Row::json).collect::<Vec<_>>(),
+    });
+    let out = json_out.unwrap_or_else(|| dir.join("latest.json"));
+    std::fs::write(&out, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
+    println!("results: {}", out.display());
+    if mismatches > 0 {
+        eprintln!("{mismatches} verdict(s) differ from the expected ones");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,153 @@
+//! Validated reading of what the runtime wrote into the channel. Everything there is untrusted
+//! (the program may have scribbled over it): a reader returns an error, never panics. Needs no
+//! process, so it is fuzzed on its own (tests/fuzz.rs).
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use crate::channel::{self, err, slot_state, Channel, MAX_THREADS};
+use crate::engine::{
+    Ended, ExecError, Executed, ProcessEnd, RuntimeError, RuntimeErrorKind, SlotState, SlotView,
+    Snapshot,
+};
+use crate::instrument::Plan;
+
+/// The channel of a started program, with what is needed to make sense of it.
+pub struct ChannelReader<'a> {
+    pub ch: &'a Channel,
+    pub plan: &'a Plan,
+    /// Where the program is loaded, and the runtime's trampoline (copies of the sites).
+    pub load_bias: u64,
+    pub tramp: u64,
+}
+
+impl ChannelReader<'_> {
+    /// Map a pc inside a relocated copy back to the program's instruction.
+    pub fn original_pc(&self, pc: u64) -> u64 {
+        let end = self.tramp + self.plan.code_size() as u64;
+        if self.tramp != 0 && pc >= self.tramp && pc < end {
+            if let Some(s) = self.plan.site_of_copy(self.tramp, pc) {
+                return s.site.offset + self.load_bias;
+            }
+        }
+        pc
+    }
+
+    pub fn nthreads(&self) -> Result<usize, ExecError> {
+        let n = self.ch.nthreads().load(SeqCst) as usize;
+        if n == 0 || n > MAX_THREADS {
+            return Err(corrupted("thread count"));
+        }
+        Ok(n)
+    }
+
+    pub fn snapshot(&self, done: bool) -> Result<Snapshot, ExecError> {
+        if !self.ch.intact() {
+            return Err(corrupted("header"));
+        }
+        let n = self.nthreads()?;
+        let mut slots = Vec::with_capacity(n);
+        let h = self.ch.header();
+        let reported = self.ch.err_kind().load(SeqCst) != err::NONE;
+        for i in 0..n {
+            let s = self.ch.slot(i);
+            let mut fresh = true;
+            let state = match self.ch.slot_state(i).load(SeqCst) {
+                slot_state::STOPPED => SlotState::Stopped(
+                    self.ch
+                        .pending(i)
+                        .ok_or_else(|| corrupted("pending event"))?,
+                ),
+                slot_state::EXITED => SlotState::Exited,
+                // The process is gone; a thread that was running ended with it. Its results
+                // are fresh only if it reported the error (the runtime publishes them then).
+                slot_state::RUNNING if done => {
+                    fresh = reported && h.err_slot as usize == i;
+                    SlotState::Exited
+                }
+                _ => return Err(corrupted("thread state")),
+            };
+            let f = if fresh { s.prev_flags } else { 0 };
+            let prev = (f & channel::PREV_VALID != 0).then(|| Executed {
+                wrote: f & channel::PREV_WROTE != 0,
+                read: (f & channel::PREV_READ != 0).then_some(s.prev_read),
+                written: (f & channel::PREV_WROTE != 0).then_some(s.prev_written),
+                stored: (f & channel::PREV_STORED != 0).then(|| self.ch.stored(i)),
+            });
+            let parent = if i == 0 { 0 } else { s.parent };
+            if parent as usize >= n {
+                return Err(corrupted("thread parent"));
+            }
+            slots.push(SlotView {
+                parent,
+                state,
+                prev,
+            });
+        }
+        let ended = if done { Some(self.ended(n)?) } else { None };
+        Ok(Snapshot { slots, ended })
+    }
+
+    fn ended(&self, n: usize) -> Result<Ended, ExecError> {
+        let st = self.ch.wait_status();
+        let how = if libc::WIFSIGNALED(st) {
+            ProcessEnd::Signaled(libc::WTERMSIG(st))
+        } else {
+            ProcessEnd::Exited(libc::WEXITSTATUS(st))
+        };
+        let h = self.ch.header();
+        let slot = (h.err_slot as usize) < n;
+        let pc = self.original_pc(h.err_pc);
+        let error = |kind| RuntimeError {
+            kind,
+            pc,
+            addr: h.err_addr,
+            message: self.ch.err_msg(),
+            slot: slot.then_some(h.err_slot),
+        };
+        let error = match self.ch.err_kind().load(SeqCst) {
+            err::NONE => None,
+            err::ASSERT => Some(error(RuntimeErrorKind::Assertion)),
+            err::VERIFIER => Some(error(RuntimeErrorKind::Verifier)),
+            err::SIGNAL if (1..65).contains(&h.err_signal) => {
+                Some(error(RuntimeErrorKind::Signal(h.err_signal as i32)))
+            }
+            err::UNSUPPORTED => {
+                let what = self
+                    .plan
+                    .sites
+                    .iter()
+                    .find(|s| s.site.offset + self.load_bias == pc)
+                    .map(|s| format!(" (`{}`)", s.text))
+                    .unwrap_or_default();
+                return Err(ExecError::Fatal(format!(
+                    "unsupported instruction at {:#x}{what} on shared memory {:#x}: {}",
+                    pc.wrapping_sub(self.load_bias),
+                    h.err_addr,
+                    "string and gather instructions are not modelled yet"
+                )));
+            }
+            err::CALL => {
+                return Err(ExecError::Fatal(format!(
+                    "the program calls {} (at {:#x}): a model checker of threads cannot follow \
+                     other processes",
+                    self.ch.err_msg(),
+                    pc.wrapping_sub(self.load_bias)
+                )))
+            }
+            err::RUNTIME => {
+                return Err(ExecError::Fatal(format!(
+                    "runtime failure: {}",
+                    self.ch.err_msg()
+                )))
+            }
+            _ => return Err(corrupted("error report")),
+        };
+        Ok(Ended { how, error })
+    }
+}
+
+pub fn corrupted(what: &str) -> ExecError {
+    ExecError::Fatal(format!(
+        "channel corrupted: the program overwrote the checker's {what}"
+    ))
+}
