@@ -272,7 +272,10 @@ impl NativeTarget {
             if self.ch.running().load(SeqCst) == 0 {
                 return self.reader().snapshot(false);
             }
-            if spins < 2000 {
+            // Spin before sleeping: the program's thread usually stops again within
+            // microseconds, and a futex wake-up of a sleeping supervisor costs tens of them
+            // (2000 spins: 785 executions/s on the benchmark subset, 20000: 817, 200: 376).
+            if spins < 20000 {
                 spins += 1;
                 std::hint::spin_loop();
                 continue;
