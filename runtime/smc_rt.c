@@ -385,6 +385,11 @@ static void on_fatal(int sig, siginfo_t *si, void *ucv) {
     reraise_default(sig);
 }
 
+/* The signals the runtime keeps for itself: SIGTRAP (its traps), then the fatal ones (crash
+ * reports). The program may neither handle nor block them during an execution. */
+static const int runtime_signals[] = {SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+#define N_RUNTIME_SIGNALS (sizeof runtime_signals / sizeof runtime_signals[0])
+
 static void install_handlers(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -393,8 +398,7 @@ static void install_handlers(void) {
     sigemptyset(&sa.sa_mask);
     sys_sigaction(SIGTRAP, &sa, NULL);
     sa.sa_sigaction = on_fatal;
-    int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-    for (unsigned i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sys_sigaction(fatal[i], &sa, NULL);
+    for (unsigned i = 1; i < N_RUNTIME_SIGNALS; i++) sys_sigaction(runtime_signals[i], &sa, NULL);
 }
 
 /* ---- start-up: map the channel, receive the relocated copies, patch the text ---- */
@@ -933,8 +937,10 @@ EXPORT char __VERIFIER_nondet_char(void) { return 0; }
 static struct sigaction prog_act[65];
 
 static int runtime_signal(int sig) {
-    return g_active && (sig == SIGTRAP || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
-                        sig == SIGILL || sig == SIGABRT);
+    if (!g_active) return 0;
+    for (unsigned i = 0; i < N_RUNTIME_SIGNALS; i++)
+        if (sig == runtime_signals[i]) return 1;
+    return 0;
 }
 
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
@@ -958,8 +964,7 @@ EXPORT sighandler_t signal(int sig, sighandler_t handler) {
 static const sigset_t *without_runtime_signals(const sigset_t *set, sigset_t *copy) {
     if (!set || !g_active) return set;
     *copy = *set;
-    int keep[] = {SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-    for (unsigned i = 0; i < sizeof keep / sizeof keep[0]; i++) sigdelset(copy, keep[i]);
+    for (unsigned i = 0; i < N_RUNTIME_SIGNALS; i++) sigdelset(copy, runtime_signals[i]);
     return copy;
 }
 

@@ -217,15 +217,19 @@ fn parse_args<T>(parsed: Result<T, clap::Error>) -> Result<T, ExitCode> {
             let _ = e.print(); // help or version
             return ExitCode::from(EXIT_OK);
         }
-        // one line like every other input error: clap's first line, without its `error: `
+        // one line like every other input error: clap's first line, without its `error: `,
+        // and the missing arguments, which clap lists on the lines after it
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
         let text = e.render().to_string();
         let first = text.lines().next().unwrap_or("invalid arguments");
         let first = first.strip_prefix("error: ").unwrap_or(first);
-        let hint = match text.lines().find_map(|l| l.trim().strip_prefix("<")) {
-            Some(arg) if first.contains("were not provided") => format!(" <{arg}"),
+        let missing = match (e.kind(), e.get(ContextKind::InvalidArg)) {
+            (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(args))) => {
+                format!(" {}", args.join(" "))
+            }
             _ => String::new(),
         };
-        eprintln!("smc-run: {first}{hint} (see --help)");
+        eprintln!("smc-run: {first}{missing} (see --help)");
         ExitCode::from(EXIT_USAGE)
     })
 }

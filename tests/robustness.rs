@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{compile, processes_of, run_env, source, Scratch};
+use common::{compile, compile_in, processes_of, run_env, source, Scratch};
 
 /// What the checker is pointed at.
 enum Subject {
@@ -122,22 +122,13 @@ fn not_executable(dir: &Path, sample: &Path) -> PathBuf {
 }
 
 fn shared_library(dir: &Path, _: &Path) -> PathBuf {
-    let scratch = Scratch(dir.join("lib"));
-    std::fs::create_dir_all(&scratch.0).unwrap();
-    let lib = compile(&scratch, &source("sb.c"), "gcc", &["-shared", "-fPIC"]);
-    let out = dir.join("libsb.so");
-    std::fs::rename(lib, &out).unwrap();
-    std::mem::forget(scratch); // inside `dir`, removed with it
-    out
+    compile_in(dir, &source("sb.c"), "gcc", &["-shared", "-fPIC"])
 }
 
 fn c_file(dir: &Path, name: &str, text: &str, flags: &[&str]) -> PathBuf {
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, text).unwrap();
-    let scratch = Scratch(dir.to_path_buf());
-    let exe = compile(&scratch, &src, "gcc", flags);
-    std::mem::forget(scratch);
-    exe
+    compile_in(dir, &src, "gcc", flags)
 }
 
 fn without_threads(dir: &Path, _: &Path) -> PathBuf {

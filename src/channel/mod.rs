@@ -225,14 +225,7 @@ macro_rules! atomic32 {
 impl Channel {
     /// A new channel holding `sites` and room for `code_cap` bytes of relocated copies.
     pub fn create(sites: &[Site], code_cap: usize, flags: u32) -> std::io::Result<Channel> {
-        let name = c"smc-run-channel";
-        // SAFETY: plain syscall; the fd is owned by the File below.
-        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: fd is a fresh, owned descriptor.
-        let file = unsafe { File::from_raw_fd(fd) };
+        let file = memfd(c"smc-run-channel", libc::MFD_CLOEXEC)?;
         let sites_off = std::mem::size_of::<Header>().next_multiple_of(64);
         let code_off = (sites_off + std::mem::size_of_val(sites)).next_multiple_of(64);
         let total = (code_off + code_cap).next_multiple_of(4096);
@@ -544,6 +537,18 @@ impl Channel {
         let end = m.iter().position(|&b| b == 0).unwrap_or(MSG_LEN);
         String::from_utf8_lossy(&m[..end]).into_owned()
     }
+}
+
+/// A new memfd. Callers pass MFD_CLOEXEC: programs started by other threads of the checker
+/// (`litmus -j`) must not inherit it; a child that needs one clears the flag itself.
+pub fn memfd(name: &std::ffi::CStr, flags: libc::c_uint) -> std::io::Result<File> {
+    // SAFETY: plain syscall; the fd is owned by the File below.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh, owned descriptor.
+    Ok(unsafe { File::from_raw_fd(fd) })
 }
 
 /// Wait on a futex word while it holds `val`, at most `timeout`.

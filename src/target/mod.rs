@@ -8,14 +8,14 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
-use crate::channel::{self, err, futex_wait, futex_wake, init, slot_state, Channel};
+use crate::channel::{self, err, futex_wait, futex_wake, init, memfd, slot_state, Channel};
 use crate::engine::{ExecError, Executor, Observation, Output, Reply, Snapshot};
 use crate::instrument::Plan;
 use crate::program::Program;
@@ -80,14 +80,10 @@ const OUTPUT_SHOWN: u64 = 4096;
 /// A memfd of fixed size to capture stdout and stderr: sealed against growing, so a program
 /// that floods its output cannot fill memory (its writes past the end fail).
 fn output_memfd() -> std::io::Result<File> {
-    let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
-    // SAFETY: plain syscall; the fd is owned by the File.
-    let fd = unsafe { libc::memfd_create(c"smc-run-output".as_ptr(), flags) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fresh owned descriptor.
-    let f = unsafe { File::from_raw_fd(fd) };
+    let f = memfd(
+        c"smc-run-output",
+        libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+    )?;
     f.set_len(OUTPUT_CAP)?;
     let seals = libc::F_SEAL_GROW | libc::F_SEAL_SHRINK | libc::F_SEAL_SEAL;
     // SAFETY: plain fcntl on our descriptor.
@@ -98,14 +94,7 @@ fn output_memfd() -> std::io::Result<File> {
 }
 
 fn runtime_memfd() -> std::io::Result<File> {
-    // SAFETY: plain syscall; the fd is owned by the File. CLOEXEC so that programs started
-    // by other threads do not inherit it; the child clears it (see `start`).
-    let fd = unsafe { libc::memfd_create(c"smc-runtime".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fresh owned descriptor.
-    let mut f = unsafe { File::from_raw_fd(fd) };
+    let mut f = memfd(c"smc-runtime", libc::MFD_CLOEXEC)?;
     f.write_all(RUNTIME_IMAGE)?;
     Ok(f)
 }
@@ -157,13 +146,11 @@ impl NativeTarget {
         let output = if opts.program_output {
             None
         } else {
-            let f = output_memfd().map_err(|e| format!("cannot capture the output: {e}"))?;
-            let (out, err) = f
-                .try_clone()
-                .and_then(|o| Ok((o, f.try_clone()?)))
-                .map_err(|e| format!("cannot capture the output: {e}"))?;
+            let capture_error = |e| format!("cannot capture the output: {e}");
+            let f = output_memfd().map_err(capture_error)?;
             // two descriptors of one open file: stdout and stderr share its offset
-            cmd.stdout(Stdio::from(out)).stderr(Stdio::from(err));
+            let fd = || f.try_clone().map(Stdio::from).map_err(capture_error);
+            cmd.stdout(fd()?).stderr(fd()?);
             Some(f)
         };
         // The program inherits the channel and the runtime (the dynamic loader opens it through
@@ -334,6 +321,20 @@ impl NativeTarget {
         Ok(())
     }
 
+    /// Give a waiting thread its reply (it is not released yet); its slot index.
+    fn set_reply(&self, slot: u32, reply: &Reply) -> Result<usize, ExecError> {
+        let i = slot as usize;
+        if i >= self.reader().nthreads()?
+            || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED
+        {
+            return Err(ExecError::Fatal(format!(
+                "internal: slot {slot} is not waiting"
+            )));
+        }
+        self.ch.set_reply(i, reply.value, reply.patch.as_ref());
+        Ok(i)
+    }
+
     fn resume(&self, slot: usize) {
         self.ch.running().store(1, SeqCst);
         self.ch.slot_go(slot).store(1, SeqCst);
@@ -395,15 +396,7 @@ impl Executor for NativeTarget {
     }
 
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
-        let i = slot as usize;
-        if i >= self.reader().nthreads()?
-            || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED
-        {
-            return Err(ExecError::Fatal(format!(
-                "internal: slot {slot} is not waiting"
-            )));
-        }
-        self.ch.set_reply(i, reply.value, reply.patch.as_ref());
+        let i = self.set_reply(slot, reply)?;
         self.resume(i);
         self.wait()
     }
@@ -453,15 +446,7 @@ impl Executor for NativeTarget {
     }
 
     fn hand_over(&mut self, slot: u32, reply: &Reply) -> Result<(), ExecError> {
-        let i = slot as usize;
-        if i >= self.reader().nthreads()?
-            || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED
-        {
-            return Err(ExecError::Fatal(format!(
-                "internal: slot {slot} is not waiting"
-            )));
-        }
-        self.ch.set_reply(i, reply.value, reply.patch.as_ref());
+        let i = self.set_reply(slot, reply)?;
         let pid = self.ch.child_pid();
         // Our int3 traps are the runtime's business, not breakpoints of gdb's.
         let args = [

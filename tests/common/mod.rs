@@ -65,8 +65,13 @@ pub fn builds() -> Vec<(&'static str, &'static str)> {
 }
 
 pub fn compile(scratch: &Scratch, src: &Path, cc: &str, flags: &[&str]) -> PathBuf {
+    compile_in(&scratch.0, src, cc, flags)
+}
+
+/// Compile into `dir` (named by source, compiler and flags), with -g -pthread.
+pub fn compile_in(dir: &Path, src: &Path, cc: &str, flags: &[&str]) -> PathBuf {
     let stem = src.file_stem().unwrap().to_string_lossy();
-    let out = scratch.0.join(format!("{stem}-{cc}{}", flags.join("")));
+    let out = dir.join(format!("{stem}-{cc}{}", flags.join("")));
     let status = Command::new(cc)
         .args(flags)
         .args(["-g", "-pthread"])
