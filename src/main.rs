@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
+use smc_run::engine::parallel::{self, Jobs, Shard};
 use smc_run::engine::{self, ExecError};
 use smc_run::litmus::{self, expect::Expectations};
 use smc_run::model;
 use smc_run::report::{self, schedule::Schedule, Symbolizer};
-use smc_run::target::{self, Options, TempDir};
+use smc_run::target::{self, NativeTarget, Options, TempDir};
 
 const EXIT_OK: u8 = 0;
 const EXIT_ERROR_FOUND: u8 = 1;
@@ -59,6 +60,18 @@ struct Cli {
     #[arg(long)]
     allow_exit_status: bool,
 
+    /// Workers exploring in parallel, each with its own process of the program on a CPU of its
+    /// own (default: every CPU this process may use). The executions counted are the same for
+    /// any N; with N > 1 which counterexample is found first may differ between runs.
+    #[arg(short = 'j', long, value_name = "N")]
+    jobs: Option<usize>,
+
+    /// Explore part K of N (K = 1..N) of the exploration, for running one check on N machines
+    /// (CI matrix, Slurm array, GNU parallel); `smc-run combine` adds up their --json results
+    /// into one verdict.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard, conflicts_with = "replay")]
+    shard: Option<Shard>,
+
     /// Print one JSON object (schema in README.md) as the last line of stdout.
     #[arg(long)]
     json: bool,
@@ -94,6 +107,19 @@ struct Cli {
     /// and exit.
     #[arg(long, value_name = "DIR")]
     verifier_dir: Option<PathBuf>,
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    let bad = || format!("`{s}` is not K/N with 1 <= K <= N");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let (k, n): (u64, u64) = (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if k == 0 || k > n {
+        return Err(bad());
+    }
+    Ok(Shard {
+        index: k - 1,
+        count: n,
+    })
 }
 
 /// A one-line error for the user, with exit status 2.
@@ -334,10 +360,28 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         program_output: replay.is_some(),
         debuggable: cli.gdb,
     };
+    // One check runs on one CPU (the supervisor and its program hand over faster there);
+    // worker w of -j on the w-th CPU from the one we are on.
+    let cpus = target::thread_cpus();
+    let workers = match cli.jobs {
+        _ if replay.is_some() => 1,
+        Some(0) => return Err(UsageError("--jobs must be at least 1".into())),
+        Some(n) => n,
+        None => cpus.len().max(1),
+    };
+    let here = target::current_cpu()
+        .and_then(|c| cpus.iter().position(|&x| x == c))
+        .unwrap_or(0);
+    let pin = |w: usize| {
+        if !cpus.is_empty() {
+            target::pin_thread(cpus[(here + w) % cpus.len()]);
+        }
+    };
+    pin(0);
     let started = Instant::now();
     let (program, mut target) = target::launch(&path, &opts)?;
     let nsites = target.sites();
-    if !cli.gdb {
+    if !cli.gdb && workers == 1 {
         drop(tmp); // the running fork server holds everything it needs (gdb needs the file)
     }
     if !cli.quiet && !cli.json {
@@ -360,11 +404,23 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         Some(r) => engine::replay(&mut target, model.as_ref(), &cfg, &r.steps, cli.gdb),
         None => {
             let bar = report::progress::Bar::new(!cli.quiet && !cli.json);
-            let mut progress = |s: &engine::Stats| {
+            let progress = |s: &engine::Stats| {
                 bar.update(s, started.elapsed());
                 !target::interrupted()
             };
-            let r = engine::explore(&mut target, model.as_ref(), &cfg, &mut progress);
+            let plan = target.plan().clone();
+            let start = |w: usize| {
+                pin(w);
+                NativeTarget::start(&path, plan.clone(), &opts).map_err(ExecError::Fatal)
+            };
+            let jobs = Jobs {
+                workers,
+                shard: cli.shard,
+                after: parallel::AFTER,
+                leaves: parallel::LEAVES,
+            };
+            let r =
+                parallel::explore_jobs(&mut target, &start, jobs, model.as_ref(), &cfg, &progress);
             bar.finish();
             r
         }

@@ -17,7 +17,7 @@ pub struct DecodedSite {
 }
 
 /// What the checker needs to know about one instruction set.
-pub trait Decoder {
+pub trait Decoder: Sync {
     /// Find and classify the sites of one code section.
     fn decode(&self, section: &CodeSection) -> Vec<DecodedSite>;
     /// Bytes that run the site's instruction at address `at` and then jump back after the

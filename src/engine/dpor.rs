@@ -11,7 +11,7 @@ use super::buffer::{Buffers, Entry};
 use super::sync::SyncState;
 use super::{
     Config, Counterexample, Ended, ErrorKind, ExecError, Executor, Outcome, ProcessEnd, Progress,
-    Reply, RuntimeErrorKind, SlotState, Snapshot, Stats, Step, ThreadInfo,
+    Reply, RuntimeErrorKind, SlotState, Snapshot, Split, Step, ThreadInfo,
 };
 use crate::event::{Event, FenceKind, Footprint, Op, Pending, TargetAddr, ThreadId};
 use crate::model::{BufferKind, Model};
@@ -158,6 +158,8 @@ struct Run {
     buffers: Option<Buffers>,
     /// The buffer entry the update being recorded writes.
     flushing: Option<Entry>,
+    /// Split exploration: this execution went past the top into a claimed subtree.
+    claimed: bool,
 }
 
 enum RunEnd {
@@ -167,6 +169,8 @@ enum RunEnd {
     Error(Box<Counterexample>),
     /// Stopped before the last step of a replay, handed over to a debugger.
     HandedOver,
+    /// A leaf of the split top (or an execution ending in the top) another worker explores.
+    Skipped,
 }
 
 struct Explorer<'a> {
@@ -178,6 +182,15 @@ struct Explorer<'a> {
     names: ThreadNames,
     /// Replaying: hand the execution over instead of running the last step.
     hand_over: bool,
+    /// Sharing the exploration with other workers.
+    split: Option<Splitting<'a>>,
+}
+
+/// A worker's part of a split exploration ([`Split`]).
+struct Splitting<'a> {
+    split: &'a Split<'a>,
+    /// The depth of the fully branched top; known after the first execution.
+    depth: Option<usize>,
 }
 
 /// Explore every inequivalent execution; stop at the first error (or go on, with
@@ -188,6 +201,17 @@ pub fn explore(
     cfg: &Config,
     progress: Progress,
 ) -> Result<Outcome, ExecError> {
+    explore_part(exec, model, cfg, progress, None)
+}
+
+/// [`explore`], or with `split` this worker's part of an exploration shared with others.
+pub fn explore_part(
+    exec: &mut dyn Executor,
+    model: &dyn Model,
+    cfg: &Config,
+    progress: Progress,
+    split: Option<&Split>,
+) -> Result<Outcome, ExecError> {
     let x = Explorer {
         model,
         cfg,
@@ -195,6 +219,7 @@ pub fn explore(
         replay_until: 0,
         names: ThreadNames::default(),
         hand_over: false,
+        split: split.map(|split| Splitting { split, depth: None }),
     };
     explore_from(x, exec, cfg, progress, false)
 }
@@ -216,6 +241,7 @@ pub fn replay(
         replay_until: schedule.len(),
         names: ThreadNames::default(),
         hand_over,
+        split: None,
     };
     for s in schedule {
         let chosen = x.names.intern_path(&s.thread);
@@ -240,55 +266,55 @@ fn explore_from(
     progress: Progress,
     once: bool,
 ) -> Result<Outcome, ExecError> {
-    let mut stats = Stats::default();
-    let (mut first, mut errors) = (None, Vec::new());
-    let mut observations = BTreeMap::new();
+    let mut o = Outcome::default();
     loop {
         let (end, run) = x.run_one(exec)?;
+        let end = x.settle_leaf(&run, end);
+        let stats = &mut o.stats;
         stats.events += run.trace.len() as u64;
         stats.depth = run.trace.len() as u64;
+        let mut stop = false;
         match end {
             RunEnd::Complete => {
                 stats.executions += 1;
                 let seen = exec.observed();
                 if !seen.is_empty() {
-                    *observations.entry(seen).or_insert(0) += 1;
+                    *o.observations.entry(seen).or_insert(0) += 1;
                 }
             }
             RunEnd::Blocked => stats.blocked += 1,
             RunEnd::Bounded => stats.bounded += 1,
-            RunEnd::HandedOver => {}
+            RunEnd::HandedOver | RunEnd::Skipped => {}
             RunEnd::Error(mut cx) => {
                 stats.executions += 1;
                 cx.heap = exec.heap_blocks();
                 cx.output = exec.output();
-                match errors
-                    .iter_mut()
-                    .find(|(e, _): &&mut (Counterexample, u64)| {
-                        e.kind == cx.kind && e.message == cx.message
-                    }) {
+                match o.errors.iter_mut().find(|(e, _)| e.kind == cx.kind && e.message == cx.message) {
                     Some(e) => e.1 += 1,
-                    None => errors.push(((*cx).clone(), 1)),
+                    None => o.errors.push(((*cx).clone(), 1)),
                 }
-                first.get_or_insert(*cx);
-                if !cfg.keep_going {
-                    progress(&stats);
-                    return Ok(Outcome {
-                        stats,
-                        error: first,
-                        errors,
-                        observations,
-                    });
-                }
+                o.error.get_or_insert(*cx);
+                stop = !cfg.keep_going;
             }
         }
-        if once || !progress(&stats) || !x.next_branch(&run) {
-            return Ok(Outcome {
-                stats,
-                error: first,
-                errors,
-                observations,
-            });
+        let runs = o.stats.executions + o.stats.blocked + o.stats.bounded;
+        if !stop && x.split.as_ref().is_some_and(|s| s.depth.is_none() && runs >= s.split.after) {
+            // Every worker has explored the same first executions; the one that claims the
+            // empty prefix counts them.
+            if !x.begin_split(&run) {
+                o = Outcome::default();
+            }
+        }
+        let more = !stop && !once && progress(&o.stats) && x.next_branch(&run);
+        if stop {
+            progress(&o.stats);
+        }
+        if !more {
+            // ended before the split: every worker explored the same, one counts it
+            if x.split.as_ref().is_some_and(|s| s.depth.is_none()) && !x.claim(0) {
+                return Ok(Outcome::default());
+            }
+            return Ok(o);
         }
     }
 }
@@ -306,6 +332,7 @@ impl Run {
                 .buffers()
                 .map(|(kind, bound)| Buffers::new(kind, bound)),
             flushing: None,
+            claimed: false,
         }
     }
 
@@ -463,6 +490,14 @@ impl Explorer<'_> {
         loop {
             self.absorb(&mut run, &snap);
             self.refresh_updaters(&mut run);
+            if self.top_depth() == Some(pos) {
+                // a new leaf of the split top: explore below it only if it is ours
+                if self.nodes.len() <= pos && !self.claim(pos) {
+                    exec.end()?;
+                    return Ok((RunEnd::Skipped, run));
+                }
+                run.claimed = true;
+            }
             if let Some(ended) = snap.ended.take() {
                 return Ok((self.finish(&mut run, ended), run));
             }
@@ -503,7 +538,13 @@ impl Explorer<'_> {
                     .copied()
                     .filter(|t| !sleep.iter().any(|(s, _)| s == t))
                     .collect();
-                let Some(&t) = awake.first() else {
+                let in_top = self.top_depth().is_some_and(|d| pos < d);
+                let first = if in_top {
+                    awake.iter().copied().min_by_key(|&t| self.names.path(t))
+                } else {
+                    awake.first().copied()
+                };
+                let Some(t) = first else {
                     exec.end()?;
                     if enabled.is_empty() {
                         return Ok((self.stuck(&mut run), run));
@@ -516,7 +557,8 @@ impl Explorer<'_> {
                     alt: 0,
                     alts: run.sync.alternatives(&op),
                     enabled: enabled.clone(),
-                    backtrack: vec![t],
+                    // the split top branches every way
+                    backtrack: if in_top { awake } else { vec![t] },
                     sleep: std::mem::take(&mut sleep),
                     explored: Vec::new(),
                     op: Some(op),
@@ -1083,9 +1125,80 @@ impl Explorer<'_> {
         Box::new(cx)
     }
 
+    fn top_depth(&self) -> Option<usize> {
+        self.split.as_ref().and_then(|s| s.depth)
+    }
+
+    /// The decisions of the first `k` nodes, as a schedule names them.
+    fn prefix(&self, k: usize) -> Vec<Step> {
+        self.nodes[..k]
+            .iter()
+            .map(|n| Step {
+                thread: self.names.path(n.chosen),
+                alt: n.alt,
+            })
+            .collect()
+    }
+
+    /// Does this worker explore the leaf of the split top the first `k` decisions reach?
+    fn claim(&self, k: usize) -> bool {
+        self.split
+            .as_ref()
+            .map_or(true, |s| (s.split.claim)(&self.prefix(k)))
+    }
+
+    /// Split exploration, once the top is set: an execution that ended inside the top (before
+    /// reaching a leaf) is a leaf of its own, counted by the worker that claims it only.
+    fn settle_leaf(&mut self, run: &Run, end: RunEnd) -> RunEnd {
+        match self.top_depth() {
+            Some(depth) if !run.claimed && !matches!(end, RunEnd::Skipped) => {
+                let k = depth.min(run.trace.len()).min(self.nodes.len());
+                if self.claim(k) {
+                    end
+                } else {
+                    RunEnd::Skipped
+                }
+            }
+            _ => end,
+        }
+    }
+
+    /// Split the exploration after its first executions (those of `run` the last): the top
+    /// ends where the branching along `run` reaches the aim, its nodes branch every way, and
+    /// what is left of the current leaf goes to the worker that claims it. False when this
+    /// worker does not count the executions so far (another one claims them).
+    fn begin_split(&mut self, run: &Run) -> bool {
+        let split = self.split.as_ref().expect("splitting");
+        let mut product = 1u64;
+        let depth = self
+            .nodes
+            .iter()
+            .position(|n| {
+                let awake = n.enabled.iter().filter(|t| !n.sleep.iter().any(|(s, _)| s == *t));
+                product = product.saturating_mul((awake.count() as u64 * n.alts as u64).max(1));
+                product >= split.split.leaves
+            })
+            .map_or(self.nodes.len(), |p| p + 1);
+        self.split.as_mut().unwrap().depth = Some(depth);
+        for n in &mut self.nodes[..depth] {
+            for &t in &n.enabled {
+                if !n.backtrack.contains(&t) && !n.sleep.iter().any(|(s, _)| *s == t) {
+                    n.backtrack.push(t);
+                }
+            }
+        }
+        let k = depth.min(run.trace.len()).min(self.nodes.len());
+        if !self.claim(k) {
+            self.nodes.truncate(depth);
+        }
+        self.claim(0)
+    }
+
     /// Move to the deepest node with something left to explore. False when done.
     fn next_branch(&mut self, run: &Run) -> bool {
         while let Some(i) = self.nodes.len().checked_sub(1) {
+            let in_top = self.top_depth().is_some_and(|d| i < d);
+            let names = &self.names;
             let node = &mut self.nodes[i];
             if node.alt + 1 < node.alts {
                 node.alt += 1;
@@ -1097,16 +1210,18 @@ impl Explorer<'_> {
                     node.explored.push((node.chosen, te.ev.clone()));
                 }
             }
-            let next = node
-                .backtrack
-                .iter()
-                .copied()
-                .filter(|t| {
-                    node.enabled.contains(t)
-                        && !node.explored.iter().any(|(s, _)| s == t)
-                        && !node.sleep.iter().any(|(s, _)| s == t)
-                })
-                .min();
+            let candidates = node.backtrack.iter().copied().filter(|t| {
+                node.enabled.contains(t)
+                    && !node.explored.iter().any(|(s, _)| s == t)
+                    && !node.sleep.iter().any(|(s, _)| s == t)
+            });
+            // In the split top every worker must take the same order: ids depend on which
+            // subtrees a worker explored, spawn-tree paths do not.
+            let next = if in_top {
+                candidates.min_by_key(|&t| names.path(t))
+            } else {
+                candidates.min()
+            };
             if let Some(p) = next {
                 node.chosen = p;
                 node.alt = 0;
@@ -1179,6 +1294,42 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGKILL => "SIGKILL",
         _ => "signal",
     }
+}
+
+/// Complete executions of `workers` workers sharing one exploration, run one after the other:
+/// each claims leaves first come first served (`-j`), or by prefix hash (`--shard`).
+#[cfg(test)]
+fn split_executions(
+    make: &dyn Fn() -> super::mock::Mock,
+    model: &dyn Model,
+    workers: u64,
+    (after, leaves): (u64, u64),
+    by_hash: bool,
+) -> u64 {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    let taken = Mutex::new(HashSet::new());
+    (0..workers)
+        .map(|w| {
+            let claim = |p: &[Step]| {
+                if by_hash {
+                    super::prefix_hash(p) % workers == w
+                } else {
+                    taken.lock().unwrap().insert(p.to_vec())
+                }
+            };
+            let split = Split {
+                after,
+                leaves,
+                claim: &claim,
+            };
+            let mut mock = make();
+            let cfg = Config::default();
+            let o = explore_part(&mut mock, model, &cfg, &mut |_| true, Some(&split)).unwrap();
+            assert!(o.error.is_none());
+            o.stats.executions
+        })
+        .sum()
 }
 
 #[cfg(test)]
@@ -1401,6 +1552,19 @@ mod brute_force {
                 traces.len() as u64,
                 "program {threads:?}"
             );
+            // shared by workers (-j) and split into shards (--shard): the same executions
+            let make = || Mock::new(threads.clone(), None);
+            for (workers, split, by_hash) in [
+                (2, (1, 4), false),
+                (3, (2, 6), true),
+                (2, (1000, 4), false),
+            ] {
+                assert_eq!(
+                    super::split_executions(&make, &Sc, workers, split, by_hash),
+                    traces.len() as u64,
+                    "{workers} workers, split {split:?}, by hash {by_hash}: program {threads:?}"
+                );
+            }
         }
     }
 }
@@ -1539,6 +1703,19 @@ mod brute_force_buffered {
                 "{} program {threads:?}",
                 model.name()
             );
+            let make = || {
+                let mut mock = Mock::new(threads.clone(), None);
+                mock.buffered = true;
+                mock
+            };
+            for (workers, split, by_hash) in [(2, (1, 4), false), (3, (3, 8), true)] {
+                assert_eq!(
+                    super::split_executions(&make, model, workers, split, by_hash),
+                    traces.len() as u64,
+                    "{} split {workers}/{split:?}/{by_hash}: program {threads:?}",
+                    model.name()
+                );
+            }
         }
     }
 

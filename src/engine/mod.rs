@@ -9,13 +9,14 @@ pub mod buffer;
 mod dpor;
 #[cfg(test)]
 mod mock;
+pub mod parallel;
 pub mod sync;
 
 use std::collections::BTreeMap;
 
 use crate::event::{Event, Pending, ThreadId, MAX_ACCESS};
 
-pub use dpor::{explore, replay};
+pub use dpor::{explore, explore_part, replay};
 
 /// What a slot of the execution is doing, as seen between two steps.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -221,7 +222,7 @@ pub struct Output {
 /// One decision of a schedule: the thread that ran, by its spawn-tree path (the n-th child
 /// of the n-th child... of main; empty for main; store-buffer updaters have keys from 2^63),
 /// and which outcome of a choice (which waiter a signal wakes) it took.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Step {
     pub thread: Vec<u64>,
     pub alt: u32,
@@ -240,7 +241,7 @@ pub struct Stats {
     pub depth: u64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Outcome {
     pub stats: Stats,
     /// The first error found, with its counterexample.
@@ -251,6 +252,45 @@ pub struct Outcome {
     /// How many complete executions (not ending in an error) recorded each observation; empty
     /// when the program observes nothing.
     pub observations: BTreeMap<Observation, u64>,
+}
+
+/// How one worker takes part in an exploration shared by several (`-j`, `--shard`).
+///
+/// The top of the exploration tree, down to a depth chosen after the first executions, is
+/// branched fully: every awake thread at each node (in spawn-tree order, with sleep sets, so
+/// that every worker walks the same top). Each subtree hanging below the top, a leaf, is
+/// explored by the one worker that claims it, with source-DPOR as usual. A race found in a
+/// subtree can only add branches inside it or to the top, which has them all already, so the
+/// subtrees are independent: together they cover every trace, and since sleep sets let at
+/// most one complete execution per trace through, the complete executions of all workers add
+/// up to those of one sequential exploration (blocked ones may differ).
+pub struct Split<'a> {
+    /// Executions every worker explores the same way before the tree is split (a tree that
+    /// small is not worth splitting); the worker that claims the empty prefix counts them.
+    pub after: u64,
+    /// Leaves the top should have: its depth is the first at which the product of the
+    /// branching along the latest execution reaches this.
+    pub leaves: u64,
+    /// Does this worker explore the leaf reached by these decisions? Every leaf must be
+    /// claimed by exactly one worker.
+    pub claim: &'a (dyn Fn(&[Step]) -> bool + Sync),
+}
+
+/// A hash of a schedule prefix that does not change between builds or machines (FNV-1a), so
+/// that `--shard K/N` runs on different machines agree on who owns which leaf.
+pub fn prefix_hash(prefix: &[Step]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |v: u64| {
+        for b in v.to_le_bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for step in prefix {
+        eat(step.thread.len() as u64);
+        step.thread.iter().for_each(|&k| eat(k));
+        eat(step.alt as u64);
+    }
+    h
 }
 
 /// Progress callback: called after each execution with the running statistics. Returning

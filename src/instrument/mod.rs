@@ -5,6 +5,7 @@ use crate::channel::Site;
 use crate::decode::{DecodedSite, Decoder};
 use crate::program::Program;
 
+#[derive(Clone)]
 pub struct Plan {
     pub sites: Vec<DecodedSite>,
     stride: usize,

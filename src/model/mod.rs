@@ -21,7 +21,7 @@ pub enum BufferKind {
 }
 
 /// What the engine needs of a memory model.
-pub trait Model {
+pub trait Model: Sync {
     /// Name as given on the command line.
     fn name(&self) -> &'static str;
     /// Do two events of different threads conflict (their order can change the outcome)?

@@ -40,6 +40,45 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(SeqCst)
 }
 
+/// Supervisor spins before sleeping while the program runs on another CPU (2000 spins: 785
+/// executions/s on the benchmark subset, 20000: 817, 200: 376).
+const SPINS: u32 = 20000;
+/// Yields to the program before sleeping when both share one CPU.
+const YIELDS: u32 = 10;
+
+/// The CPUs the calling thread may run on, in order.
+pub fn thread_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity fills the set it is given; pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Run the calling thread on `cpu` only; the programs it starts inherit that. A supervisor and
+/// its program on one CPU hand over in a few microseconds; on two, every hand-off wakes a
+/// sleeping CPU (tens of microseconds on a VM). So one check uses one CPU, and `-j N` N of them.
+pub fn pin_thread(cpu: usize) {
+    // SAFETY: as above; a failure (a CPU taken away meanwhile) leaves the thread unpinned.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// The CPU the calling thread runs on now, if it may run there.
+pub fn current_cpu() -> Option<usize> {
+    // SAFETY: plain syscall wrapper.
+    let cpu = unsafe { libc::sched_getcpu() };
+    usize::try_from(cpu).ok()
+}
+
 pub struct Options {
     pub args: Vec<std::ffi::OsString>,
     /// Wall-clock limit of one execution.
@@ -65,6 +104,8 @@ pub struct NativeTarget {
     timeout: Duration,
 
     in_exec: bool,
+    /// The program runs on the one CPU this thread runs on ([`pin_thread`]).
+    shares_cpu: bool,
     pub load_bias: u64,
     pub tramp: u64,
 }
@@ -112,6 +153,10 @@ impl NativeTarget {
     /// Instrumented instructions.
     pub fn sites(&self) -> usize {
         self.plan.sites.len()
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 
     pub fn start(path: &Path, plan: Plan, opts: &Options) -> Result<NativeTarget, StartError> {
@@ -183,6 +228,7 @@ impl NativeTarget {
             timeout: opts.exec_timeout,
 
             in_exec: false,
+            shares_cpu: thread_cpus().len() == 1,
             load_bias: 0,
             tramp: 0,
         };
@@ -260,11 +306,16 @@ impl NativeTarget {
                 return self.reader().snapshot(false);
             }
             // Spin before sleeping: the program's thread usually stops again within
-            // microseconds, and a futex wake-up of a sleeping supervisor costs tens of them
-            // (2000 spins: 785 executions/s on the benchmark subset, 20000: 817, 200: 376).
-            if spins < 20000 {
+            // microseconds, and a futex wake-up of a sleeping supervisor costs tens of them.
+            // On a CPU of our own with the program, yield to it instead (BENCHMARKS.md).
+            if spins < if self.shares_cpu { YIELDS } else { SPINS } {
                 spins += 1;
-                std::hint::spin_loop();
+                if self.shares_cpu {
+                    // SAFETY: plain syscall; lets the program's thread run on our CPU
+                    unsafe { libc::sched_yield() };
+                } else {
+                    std::hint::spin_loop();
+                }
                 continue;
             }
             if interrupted() {
@@ -577,3 +628,4 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+

@@ -1,0 +1,213 @@
+//! Several workers share one exploration (`-j N`), and one exploration splits into shards that
+//! run anywhere (`--shard K/N`): both are [`Split`]s of the same tree, see there.
+//!
+//! Each worker has an executor of its own (its own process of the program, on its own CPU)
+//! and explores the leaves it claims first; a shard claims only the leaves whose prefix hash
+//! falls to it. The engine starts threads here, never processes: `start` makes the executors.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Mutex;
+
+use super::{explore, explore_part, Config, ExecError, Executor, Outcome, Split, Stats, Step};
+use crate::model::Model;
+
+/// Leaves of the split top per shard: enough that two workers rarely wait for each other's
+/// last subtree, few enough that walking the top again in every worker costs little.
+pub const LEAVES: u64 = 256;
+
+/// Executions explored by every worker before the tree is split: smaller trees are not worth
+/// splitting, and the path of the latest execution estimates how the tree branches.
+pub const AFTER: u64 = 64;
+
+/// How to split: the workers on this machine, this machine's part, leaves of the top per part.
+#[derive(Clone, Copy, Debug)]
+pub struct Jobs {
+    pub workers: usize,
+    pub shard: Option<Shard>,
+    pub after: u64,
+    pub leaves: u64,
+}
+
+/// Part `index` (from 0) of `count` parts of an exploration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+/// Explore with `jobs.workers` workers: `first` is worker 0's executor, `start(w)` makes worker w's
+/// (on its thread). `progress` sees the running totals of all workers; returning false stops
+/// them all. The outcome adds up the workers' outcomes; the first error (and with `keep_going`
+/// every distinct error) is kept.
+pub fn explore_jobs<E: Executor + Send>(
+    first: &mut E,
+    start: &(dyn Fn(usize) -> Result<E, ExecError> + Sync),
+    jobs: Jobs,
+    model: &dyn Model,
+    cfg: &Config,
+    progress: &(dyn Fn(&Stats) -> bool + Sync),
+) -> Result<Outcome, ExecError> {
+    let Jobs {
+        workers: jobs,
+        shard,
+        after,
+        leaves,
+    } = jobs;
+    if jobs <= 1 && shard.is_none() {
+        return explore(first, model, cfg, &mut |s| progress(s));
+    }
+    let taken = Mutex::new(HashSet::<Vec<Step>>::new());
+    let claim = |prefix: &[Step]| {
+        shard.is_none_or(|s| super::prefix_hash(prefix) % s.count == s.index)
+            && taken.lock().unwrap().insert(prefix.to_vec())
+    };
+    let split = Split {
+        after,
+        leaves: leaves * shard.map_or(1, |s| s.count),
+        claim: &claim,
+    };
+    let stop = AtomicBool::new(false);
+    let totals = Mutex::new(vec![Stats::default(); jobs.max(1)]);
+    let work = |w: usize, exec: &mut E| {
+        let mut each = |s: &Stats| {
+            let sum = {
+                let mut totals = totals.lock().unwrap();
+                totals[w] = s.clone();
+                sum(&totals)
+            };
+            progress(&sum) && !stop.load(SeqCst)
+        };
+        let r = explore_part(exec, model, cfg, &mut each, Some(&split));
+        if r.as_ref().map_or(true, |o| o.error.is_some() && !cfg.keep_going) {
+            stop.store(true, SeqCst); // the verdict is known, or a worker failed
+        }
+        r
+    };
+    let results: Vec<Result<Outcome, ExecError>> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..jobs)
+            .map(|w| {
+                let (work, stop) = (&work, &stop);
+                scope.spawn(move || {
+                    let mut exec = start(w).inspect_err(|_| stop.store(true, SeqCst))?;
+                    work(w, &mut exec)
+                })
+            })
+            .collect();
+        let mut results = vec![work(0, first)];
+        results.extend(others.into_iter().map(|h| h.join().expect("worker panicked")));
+        results
+    });
+    let mut outcome = Outcome::default();
+    for r in results {
+        outcome.merge(r?);
+    }
+    Ok(outcome)
+}
+
+fn sum(all: &[Stats]) -> Stats {
+    let mut s = Stats::default();
+    for t in all {
+        s.executions += t.executions;
+        s.blocked += t.blocked;
+        s.bounded += t.bounded;
+        s.events += t.events;
+        s.depth = s.depth.max(t.depth);
+    }
+    s
+}
+
+impl Outcome {
+    /// Add another worker's outcome to this one.
+    pub fn merge(&mut self, other: Outcome) {
+        self.stats = sum(&[self.stats.clone(), other.stats]);
+        if self.error.is_none() {
+            self.error = other.error;
+        }
+        for (cx, n) in other.errors {
+            match self
+                .errors
+                .iter_mut()
+                .find(|(e, _)| e.kind == cx.kind && e.message == cx.message)
+            {
+                Some(e) => e.1 += n,
+                None => self.errors.push((cx, n)),
+            }
+        }
+        for (seen, n) in other.observations {
+            *self.observations.entry(seen).or_insert(0) += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::mock::{load, store, Check, Mock};
+    use super::*;
+    use crate::model::{Sc, Tso};
+
+    const X: u64 = 0x100;
+    const Y: u64 = 0x104;
+
+    /// Three threads storing to and loading from two locations: enough executions for the
+    /// tree to split.
+    fn program() -> Vec<Vec<(crate::event::Op, u64)>> {
+        (0..3)
+            .map(|t| vec![store(X, t + 1), load(Y), store(Y, t + 1), load(X)])
+            .collect()
+    }
+
+    const LEAVES: u64 = 16;
+    const AFTER: u64 = 8;
+
+    fn run(workers: usize, shard: Option<Shard>, model: &dyn Model, check: Option<Check>) -> Outcome {
+        let mock = || {
+            let mut m = Mock::new(program(), check);
+            m.buffered = model.buffers().is_some();
+            m
+        };
+        let mut first = mock();
+        let start = |_| Ok(mock());
+        explore_jobs(
+            &mut first,
+            &start,
+            Jobs {
+                workers,
+                shard,
+                after: AFTER,
+                leaves: LEAVES,
+            },
+            model,
+            &Config::default(),
+            &|_| true,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn workers_and_shards_count_what_one_worker_counts() {
+        for model in [&Sc as &dyn Model, &Tso { bound: None }] {
+            let alone = run(1, None, model, None).stats.executions;
+            assert!(alone > 10 * LEAVES, "{alone} executions: too few to split");
+            for jobs in [2, 3] {
+                assert_eq!(run(jobs, None, model, None).stats.executions, alone);
+            }
+            let shards: u64 = (0..3)
+                .map(|index| {
+                    let shard = Some(Shard { index, count: 3 });
+                    run(2, shard, model, None).stats.executions
+                })
+                .sum();
+            assert_eq!(shards, alone, "{}", model.name());
+        }
+    }
+
+    #[test]
+    fn an_error_stops_every_worker() {
+        // fails when the first thread's stores are the last to both locations
+        let check: Check = |m| !(m.get(&X) == Some(&1) && m.get(&Y) == Some(&1));
+        let o = run(2, None, &Sc, Some(check));
+        assert!(o.error.is_some());
+        assert!(o.stats.executions < run(1, None, &Sc, None).stats.executions);
+    }
+}
