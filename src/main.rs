@@ -28,7 +28,7 @@ const EXIT_INTERRUPTED: u8 = 130;
 /// Exit status: 0 no error is reachable; 1 an error was found; 2 usage or input error;
 /// 3 no error found but some executions were cut by a bound.
 ///
-/// Litmus tests: `smc-run litmus --help`.
+/// Litmus tests: `smc-run litmus --help`. Shards of a check: `smc-run combine --help`.
 #[derive(Parser, Debug)]
 #[command(name = "smc-run", version, about, long_about)]
 struct Cli {
@@ -209,13 +209,57 @@ struct LitmusCli {
     quiet: bool,
 }
 
+/// Add up the --json results of the N shards of one check (`smc-run --shard K/N --json`) into
+/// one verdict.
+///
+/// Exit status: as for a check (0 no error, 1 an error was found, 3 bounded); 2 when a shard is
+/// missing, given twice or from another check, or a file is not a shard's --json output.
+#[derive(Parser, Debug)]
+#[command(name = "smc-run combine", version, about, long_about)]
+struct CombineCli {
+    /// The --json output of each shard (its last line is the JSON object).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+
+    /// Print the combined result as one JSON object (the schema of a check, with `shards`,
+    /// and `shard` in each error).
+    #[arg(long)]
+    json: bool,
+}
+
+fn run_combine(cli: &CombineCli) -> Result<u8, UsageError> {
+    use report::combine;
+    let results = cli
+        .files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| UsageError(format!("{}: {e}", f.display())))?;
+            Ok(combine::parse(&f.display().to_string(), &text)?)
+        })
+        .collect::<Result<Vec<_>, UsageError>>()?;
+    let o = combine::combine(&results)?;
+    if cli.json {
+        println!("{o}");
+    } else {
+        print!("{}", combine::text(&o));
+    }
+    Ok(match o["verdict"].as_str() {
+        Some("error") => EXIT_ERROR_FOUND,
+        Some("bounded") => EXIT_BOUNDED,
+        _ => EXIT_OK,
+    })
+}
+
 fn main() -> ExitCode {
-    let litmus = std::env::args_os().nth(1).is_some_and(|a| a == "litmus");
-    let result = if litmus {
+    let sub = std::env::args_os().nth(1);
+    let result = if sub.as_ref().is_some_and(|a| a == "litmus") {
         parse_args(LitmusCli::try_parse_from(std::env::args_os().skip(1))).map(|cli| {
             install_interrupt_handlers();
             run_litmus(&cli)
         })
+    } else if sub.as_ref().is_some_and(|a| a == "combine") {
+        parse_args(CombineCli::try_parse_from(std::env::args_os().skip(1))).map(|c| run_combine(&c))
     } else {
         parse_args(Cli::try_parse()).map(|cli| {
             install_interrupt_handlers();
@@ -443,6 +487,10 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     if target::interrupted() {
         return Err(UsageError("interrupted".into()));
     }
+    let part = report::Part {
+        jobs: workers,
+        shard: cli.shard.map(|s| (s.index + 1, s.count)),
+    };
     // Save the schedule of each distinct error (not when replaying one).
     let mut saved = Vec::new();
     if replay.is_none() {
@@ -510,7 +558,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         }
     }
     if !cli.json || !cli.quiet {
-        let summary = report::summary_text(&model_name, &outcome, elapsed);
+        let summary = report::summary_text(&model_name, &outcome, elapsed, part);
         if cli.quiet || cli.json {
             print!(
                 "{}",
@@ -527,7 +575,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     if cli.json {
         println!(
             "{}",
-            report::json(&sym, &model_name, &outcome, elapsed, &saved)
+            report::json(&sym, &model_name, &outcome, elapsed, &saved, part)
         );
     }
     Ok(match report::verdict(&outcome) {

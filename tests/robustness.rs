@@ -233,6 +233,30 @@ const CORPUS: &[Case] = &[
         2,
         "unexpected argument '--bogus'",
     ),
+    case(
+        Input("jobs", sample),
+        &["-j", "0"],
+        2,
+        "--jobs must be at least 1",
+    ),
+    case(
+        Input("shard-zero", sample),
+        &["--shard", "0/3"],
+        2,
+        "`0/3` is not K/N with 1 <= K <= N",
+    ),
+    case(
+        Input("shard-past", sample),
+        &["--shard", "4/3"],
+        2,
+        "`4/3` is not K/N",
+    ),
+    case(
+        Input("shard-text", sample),
+        &["--shard", "half"],
+        2,
+        "`half` is not K/N",
+    ),
     // programs that misbehave
     case(
         Program("exit_status", &[]),

@@ -289,7 +289,11 @@ fn explore_from(
                 stats.executions += 1;
                 cx.heap = exec.heap_blocks();
                 cx.output = exec.output();
-                match o.errors.iter_mut().find(|(e, _)| e.kind == cx.kind && e.message == cx.message) {
+                match o
+                    .errors
+                    .iter_mut()
+                    .find(|(e, _)| e.kind == cx.kind && e.message == cx.message)
+                {
                     Some(e) => e.1 += 1,
                     None => o.errors.push(((*cx).clone(), 1)),
                 }
@@ -298,7 +302,11 @@ fn explore_from(
             }
         }
         let runs = o.stats.executions + o.stats.blocked + o.stats.bounded;
-        if !stop && x.split.as_ref().is_some_and(|s| s.depth.is_none() && runs >= s.split.after) {
+        if !stop
+            && x.split
+                .as_ref()
+                .is_some_and(|s| s.depth.is_none() && runs >= s.split.after)
+        {
             // Every worker has explored the same first executions; the one that claims the
             // empty prefix counts them.
             if !x.begin_split(&run) {
@@ -1144,7 +1152,7 @@ impl Explorer<'_> {
     fn claim(&self, k: usize) -> bool {
         self.split
             .as_ref()
-            .map_or(true, |s| (s.split.claim)(&self.prefix(k)))
+            .is_none_or(|s| (s.split.claim)(&self.prefix(k)))
     }
 
     /// Split exploration, once the top is set: an execution that ended inside the top (before
@@ -1174,11 +1182,15 @@ impl Explorer<'_> {
             .nodes
             .iter()
             .position(|n| {
-                let awake = n.enabled.iter().filter(|t| !n.sleep.iter().any(|(s, _)| s == *t));
+                let awake = n
+                    .enabled
+                    .iter()
+                    .filter(|t| !n.sleep.iter().any(|(s, _)| s == *t));
                 product = product.saturating_mul((awake.count() as u64 * n.alts as u64).max(1));
                 product >= split.split.leaves
             })
             .map_or(self.nodes.len(), |p| p + 1);
+        (split.split.on_split)();
         self.split.as_mut().unwrap().depth = Some(depth);
         for n in &mut self.nodes[..depth] {
             for &t in &n.enabled {
@@ -1322,6 +1334,7 @@ fn split_executions(
                 after,
                 leaves,
                 claim: &claim,
+                on_split: &|| {},
             };
             let mut mock = make();
             let cfg = Config::default();
@@ -1554,11 +1567,9 @@ mod brute_force {
             );
             // shared by workers (-j) and split into shards (--shard): the same executions
             let make = || Mock::new(threads.clone(), None);
-            for (workers, split, by_hash) in [
-                (2, (1, 4), false),
-                (3, (2, 6), true),
-                (2, (1000, 4), false),
-            ] {
+            for (workers, split, by_hash) in
+                [(2, (1, 4), false), (3, (2, 6), true), (2, (1000, 4), false)]
+            {
                 assert_eq!(
                     super::split_executions(&make, &Sc, workers, split, by_hash),
                     traces.len() as u64,

@@ -274,6 +274,8 @@ pub struct Split<'a> {
     /// Does this worker explore the leaf reached by these decisions? Every leaf must be
     /// claimed by exactly one worker.
     pub claim: &'a (dyn Fn(&[Step]) -> bool + Sync),
+    /// Called when the tree is split (other workers may start then).
+    pub on_split: &'a (dyn Fn() + Sync),
 }
 
 /// A hash of a schedule prefix that does not change between builds or machines (FNV-1a), so

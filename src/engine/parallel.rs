@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 use super::{explore, explore_part, Config, ExecError, Executor, Outcome, Split, Stats, Step};
 use crate::model::Model;
@@ -62,10 +62,21 @@ pub fn explore_jobs<E: Executor + Send>(
         shard.is_none_or(|s| super::prefix_hash(prefix) % s.count == s.index)
             && taken.lock().unwrap().insert(prefix.to_vec())
     };
+    // Workers 1.. start (their process too) only once worker 0 splits the tree: a small tree
+    // is explored by worker 0 alone.
+    let gate = (Mutex::new(Gate::Closed), Condvar::new());
+    let set_gate = |to: Gate| {
+        let mut g = gate.0.lock().unwrap();
+        if *g == Gate::Closed {
+            *g = to;
+            gate.1.notify_all();
+        }
+    };
     let split = Split {
         after,
         leaves: leaves * shard.map_or(1, |s| s.count),
         claim: &claim,
+        on_split: &|| set_gate(Gate::Open),
     };
     let stop = AtomicBool::new(false);
     let totals = Mutex::new(vec![Stats::default(); jobs.max(1)]);
@@ -79,7 +90,9 @@ pub fn explore_jobs<E: Executor + Send>(
             progress(&sum) && !stop.load(SeqCst)
         };
         let r = explore_part(exec, model, cfg, &mut each, Some(&split));
-        if r.as_ref().map_or(true, |o| o.error.is_some() && !cfg.keep_going) {
+        if r.as_ref()
+            .map_or(true, |o| o.error.is_some() && !cfg.keep_going)
+        {
             stop.store(true, SeqCst); // the verdict is known, or a worker failed
         }
         r
@@ -87,15 +100,26 @@ pub fn explore_jobs<E: Executor + Send>(
     let results: Vec<Result<Outcome, ExecError>> = std::thread::scope(|scope| {
         let others: Vec<_> = (1..jobs)
             .map(|w| {
-                let (work, stop) = (&work, &stop);
+                let (work, stop, gate) = (&work, &stop, &gate);
                 scope.spawn(move || {
+                    let g = gate
+                        .1
+                        .wait_while(gate.0.lock().unwrap(), |g| *g == Gate::Closed);
+                    if *g.unwrap() == Gate::Done {
+                        return Ok(Outcome::default());
+                    }
                     let mut exec = start(w).inspect_err(|_| stop.store(true, SeqCst))?;
                     work(w, &mut exec)
                 })
             })
             .collect();
         let mut results = vec![work(0, first)];
-        results.extend(others.into_iter().map(|h| h.join().expect("worker panicked")));
+        set_gate(Gate::Done);
+        results.extend(
+            others
+                .into_iter()
+                .map(|h| h.join().expect("worker panicked")),
+        );
         results
     });
     let mut outcome = Outcome::default();
@@ -103,6 +127,13 @@ pub fn explore_jobs<E: Executor + Send>(
         outcome.merge(r?);
     }
     Ok(outcome)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    Closed,
+    Open,
+    Done,
 }
 
 fn sum(all: &[Stats]) -> Stats {
@@ -160,7 +191,12 @@ mod tests {
     const LEAVES: u64 = 16;
     const AFTER: u64 = 8;
 
-    fn run(workers: usize, shard: Option<Shard>, model: &dyn Model, check: Option<Check>) -> Outcome {
+    fn run(
+        workers: usize,
+        shard: Option<Shard>,
+        model: &dyn Model,
+        check: Option<Check>,
+    ) -> Outcome {
         let mock = || {
             let mut m = Mock::new(program(), check);
             m.buffered = model.buffers().is_some();

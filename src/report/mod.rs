@@ -1,6 +1,7 @@
 //! What the user reads: the verdict, the statistics and the counterexample, as text or as
 //! one JSON object (schema documented in README.md, versioned by `schema`).
 
+pub mod combine;
 pub mod dot;
 pub mod litmus;
 pub mod progress;
@@ -451,6 +452,7 @@ pub fn json(
     outcome: &Outcome,
     elapsed_s: f64,
     schedule_files: &[PathBuf],
+    part: Part,
 ) -> Value {
     let s = &outcome.stats;
     let mut o = json!({
@@ -463,7 +465,11 @@ pub fn json(
         "bounded": s.bounded,
         "events": s.events,
         "elapsed_s": (elapsed_s * 1e6).round() / 1e6,
+        "jobs": part.jobs,
     });
+    if let Some((k, n)) = part.shard {
+        o["shard"] = json!(format!("{k}/{n}"));
+    }
     let file = |k: usize| schedule_files.get(k).map(PathBuf::as_path);
     if !outcome.errors.is_empty() {
         o["errors"] = json!(outcome
@@ -483,8 +489,16 @@ pub fn json(
     o
 }
 
+/// Which part of an exploration a result is: workers that explored it, and for `--shard K/N`
+/// (K, N).
+#[derive(Clone, Copy, Debug)]
+pub struct Part {
+    pub jobs: usize,
+    pub shard: Option<(u64, u64)>,
+}
+
 /// The closing lines of a text report.
-pub fn summary_text(model: &str, outcome: &Outcome, elapsed_s: f64) -> String {
+pub fn summary_text(model: &str, outcome: &Outcome, elapsed_s: f64, part: Part) -> String {
     let s = &outcome.stats;
     let mut out = format!(
         "executions: {}  blocked: {}  cut at the step bound: {}  time: {:.2}s  model: {}\n",
@@ -498,6 +512,17 @@ pub fn summary_text(model: &str, outcome: &Outcome, elapsed_s: f64) -> String {
                 cx.message
             ));
         }
+    }
+    if let (None, Some((k, n))) = (&outcome.error, part.shard) {
+        let what = match s.bounded {
+            0 => "OK",
+            _ => "BOUNDED (executions were cut at the step bound)",
+        };
+        out.push_str(&format!(
+            "verdict of shard {k}/{n} only: {what} in this part of the exploration; \
+             `smc-run combine` the --json results of all {n} shards for the verdict\n"
+        ));
+        return out;
     }
     out.push_str(&match (&outcome.error, s.bounded) {
         (Some(cx), _) => format!("verdict: ERROR ({}): {}\n", cx.kind.name(), cx.message),

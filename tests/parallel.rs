@@ -1,0 +1,119 @@
+//! `-j N` and `--shard K/N` on real programs: the workers of one check, and the shards of one
+//! check combined, count exactly the executions one worker counts, and find the same errors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{check, compile, processes_of, run_in, Scratch};
+
+/// SV-COMP's fib_bench with NUM=2: 1369 executions under sc, 2376 under tso.
+fn fib(scratch: &Scratch, flags: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs/fib.c");
+    let mut all = vec!["-O2", "-DNUM=2"];
+    all.extend_from_slice(flags);
+    compile(scratch, &src, "gcc", &all)
+}
+
+/// Run every shard of `binary` (each with two workers), save each one's output, and combine them.
+fn shards(scratch: &Scratch, binary: &Path, model: &str, n: u32) -> (Vec<u64>, common::Run) {
+    let mut files = Vec::new();
+    let mut executions = Vec::new();
+    for k in 1..=n {
+        let shard = format!("{k}/{n}");
+        let r = check(binary, model, &["-j", "2", "--shard", &shard]);
+        assert!(
+            r.status == 0 || r.status == 1,
+            "{}: {}",
+            r.command,
+            r.stderr
+        );
+        assert_eq!(r.json.as_ref().unwrap()["shard"], shard.as_str());
+        executions.push(r.executions());
+        let file = scratch.0.join(format!("shard{k}.json"));
+        std::fs::write(&file, &r.stdout).unwrap();
+        files.push(file.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["combine", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    (executions, run_in(&scratch.0, &args))
+}
+
+#[test]
+fn workers_and_shards_count_what_one_worker_counts() {
+    let scratch = Scratch::new("parallel-count");
+    let binary = fib(&scratch, &[]);
+    for (model, expected) in [("sc", 1369), ("tso", 2376)] {
+        let one = check(&binary, model, &["-j", "1"]);
+        assert_eq!((one.status, one.verdict()), (0, "ok"), "{}", one.stderr);
+        assert_eq!(one.executions(), expected, "{}", one.command);
+        let two = check(&binary, model, &["-j", "2"]);
+        assert_eq!((two.status, two.verdict()), (0, "ok"), "{}", two.stderr);
+        assert_eq!(two.executions(), expected, "{}", two.command);
+        assert_eq!(two.json.as_ref().unwrap()["jobs"], 2);
+    }
+    let (parts, combined) = shards(&scratch, &binary, "tso", 3);
+    assert_eq!(combined.status, 0, "{}", combined.stderr);
+    assert_eq!(combined.verdict(), "ok");
+    assert_eq!(combined.executions(), 2376);
+    assert_eq!(parts.iter().sum::<u64>(), 2376);
+    assert!(
+        parts.iter().all(|&p| p > 0),
+        "every shard has a part: {parts:?}"
+    );
+    assert!(processes_of(&binary).is_empty());
+}
+
+#[test]
+fn workers_and_shards_find_the_error() {
+    let scratch = Scratch::new("parallel-error");
+    // 8 = F(6) is reached in few interleavings only: a bound of 7 fails there
+    let binary = fib(&scratch, &["-DBOUND=7"]);
+    let two = check(&binary, "sc", &["-j", "2"]);
+    assert_eq!(two.status, 1, "{}", two.stderr);
+    assert_eq!(two.error_kind(), Some("assertion"));
+    // every execution, and every failing one, once
+    let failing = |r: &common::Run| r.json.as_ref().unwrap()["errors"][0]["count"].as_u64();
+    let one = check(&binary, "sc", &["-j", "1", "--keep-going"]);
+    let two = check(&binary, "sc", &["-j", "2", "--keep-going"]);
+    assert_eq!(one.executions(), 1357, "{}", one.command);
+    assert_eq!(failing(&one), Some(4), "{}", one.command);
+    assert_eq!(two.executions(), 1357, "{}", two.command);
+    assert_eq!(failing(&two), Some(4), "{}", two.command);
+    let (_, combined) = shards(&scratch, &binary, "sc", 2);
+    assert_eq!(combined.status, 1, "{}", combined.stderr);
+    assert_eq!(combined.verdict(), "error");
+    let error = &combined.json.as_ref().unwrap()["error"];
+    assert!(error["message"].as_str().unwrap().contains("Assertion"));
+    assert!(error["shard"].as_str().unwrap().ends_with("/2"));
+    assert!(processes_of(&binary).is_empty());
+}
+
+#[test]
+fn combine_needs_every_shard_once() {
+    let scratch = Scratch::new("parallel-combine");
+    let binary = fib(&scratch, &["-DJOIN"]);
+    let r = check(&binary, "sc", &["--shard", "2/2"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("verdict of shard 2/2 only"),
+        "{}",
+        r.stdout
+    );
+    let file = scratch.0.join("two.json");
+    std::fs::write(&file, &r.stdout).unwrap();
+    let f = file.to_str().unwrap();
+    let missing = run_in(&scratch.0, &["combine", f]);
+    assert_eq!(missing.status, 2);
+    assert!(
+        missing.stderr.contains("shard 1/2 missing"),
+        "{}",
+        missing.stderr
+    );
+    let twice = run_in(&scratch.0, &["combine", f, f]);
+    assert_eq!(twice.status, 2);
+    assert!(twice.stderr.contains("given twice"), "{}", twice.stderr);
+    let not_json = run_in(&scratch.0, &["combine", binary.to_str().unwrap()]);
+    assert_eq!(not_json.status, 2);
+    assert_eq!(not_json.stderr.lines().count(), 1, "{}", not_json.stderr);
+}
