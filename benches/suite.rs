@@ -22,13 +22,15 @@ use serde_json::{json, Value};
 const MODELS: [&str; 3] = ["sc", "tso", "pso"];
 
 /// One program of the suite: a source, its -D flags, the verdict expected under sc/tso/pso
-/// (None: not checked), and whether only `--full` runs it.
+/// (None: not checked), whether only `--full` runs it, and the checker's workers (`-j`; 1 for
+/// the figures of one core).
 struct Program {
     group: &'static str,
     source: &'static str,
     defines: Vec<String>,
     expect: Option<[&'static str; 3]>,
     full: bool,
+    jobs: usize,
 }
 
 fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Program {
@@ -38,6 +40,7 @@ fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Progr
         defines: defines.iter().map(|d| d.to_string()).collect(),
         expect: None,
         full: false,
+        jobs: 1,
     }
 }
 
@@ -50,6 +53,10 @@ impl Program {
         self.full = full;
         self
     }
+    fn jobs(mut self, jobs: usize) -> Program {
+        self.jobs = jobs;
+        self
+    }
     fn name(&self) -> String {
         let stem = Path::new(self.source)
             .file_stem()
@@ -60,10 +67,14 @@ impl Program {
             .iter()
             .map(|d| d.trim_start_matches("-D").to_lowercase())
             .collect();
+        let jobs = match self.jobs {
+            1 => String::new(),
+            j => format!(" -j{j}"),
+        };
         if defs.is_empty() {
-            stem.into_owned()
+            format!("{stem}{jobs}")
         } else {
-            format!("{stem}[{}]", defs.join(","))
+            format!("{stem}[{}]{jobs}", defs.join(","))
         }
     }
 }
@@ -103,6 +114,11 @@ fn suite() -> Vec<Program> {
         program("tacas", "benches/programs/fib.c", &["-DNUM=2"]).expect([OK, OK, OK]),
         program("tacas", "benches/programs/fib.c", &["-DNUM=3"])
             .expect([OK, OK, OK])
+            .full_only(true),
+        // parallel: the same exploration on two workers (compare with the row above)
+        program("parallel", "benches/programs/fib.c", &["-DNUM=3"])
+            .expect([OK, OK, OK])
+            .jobs(2)
             .full_only(true),
     ];
     // scaling: how time grows with executions and events
@@ -158,7 +174,7 @@ fn root() -> PathBuf {
 }
 
 fn build(p: &Program, dir: &Path) -> Result<PathBuf, String> {
-    let out = dir.join(p.name().replace(['[', ']', ',', '='], "_"));
+    let out = dir.join(p.name().replace(['[', ']', ',', '=', ' '], "_"));
     let st = Command::new("gcc")
         .args(["-O2", "-g", "-pthread"])
         .args(&p.defines)
@@ -174,10 +190,17 @@ fn build(p: &Program, dir: &Path) -> Result<PathBuf, String> {
 }
 
 /// Run the checker once; wall time and peak RSS come from wait4 on it.
-fn measure(bin: &Path, model: &str) -> Result<(Value, f64, i64), String> {
+fn measure(bin: &Path, model: &str, jobs: usize) -> Result<(Value, f64, i64), String> {
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_smc-run"))
-        .args(["--json", "--quiet", "--model", model])
+        .args([
+            "--json",
+            "--quiet",
+            "--model",
+            model,
+            "-j",
+            &jobs.to_string(),
+        ])
         .arg(bin)
         .current_dir(bin.parent().unwrap())
         .stdout(Stdio::piped())
@@ -272,7 +295,7 @@ fn main() {
             }
         };
         for (m, model) in MODELS.iter().enumerate() {
-            let (report, wall, rss) = match measure(&bin, model) {
+            let (report, wall, rss) = match measure(&bin, model, p.jobs) {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("{} under {model}: {e}", p.name());

@@ -186,19 +186,25 @@ pub fn run_files(
 ) {
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, TestRun)>();
+    let cpus = target::thread_cpus();
     std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, paths.len().max(1)) {
+        for k in 0..jobs.clamp(1, paths.len().max(1)) {
             let tx = tx.clone();
-            let next = &next;
+            let (next, cpus) = (&next, &cpus);
             // Each worker owns its targets for their whole life: PR_SET_PDEATHSIG fires when
-            // the thread that started a process exits.
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= paths.len() || target::interrupted() {
-                    break;
+            // the thread that started a process exits. It runs them on a CPU of its own.
+            s.spawn(move || {
+                if let Some(&cpu) = cpus.get(k % cpus.len().max(1)) {
+                    target::pin_thread(cpu);
                 }
-                if tx.send((i, run_file(&paths[i], models, opts))).is_err() {
-                    break;
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= paths.len() || target::interrupted() {
+                        break;
+                    }
+                    if tx.send((i, run_file(&paths[i], models, opts))).is_err() {
+                        break;
+                    }
                 }
             });
         }
