@@ -619,9 +619,12 @@ static void stack_bounds(uint64_t *lo, uint64_t *hi) {
     }
 }
 
+static void reserve_stacks(void);
+
 static int smc_main(int argc, char **argv, char **envp) {
     if (!g_active) return real_main(argc, argv, envp);
     stack_bounds(&g_main_stack_lo, &g_main_stack_hi);
+    reserve_stacks();
     pid_t server = getpid();
     uint32_t seen = LOAD(&ch->fs_cmd);
     STORE(&ch->init_state, SMC_INIT_READY);
@@ -681,7 +684,36 @@ struct start_arg {
     void *(*fn)(void *);
     void *arg;
     int slot;
+    uint64_t stack_lo, stack_hi; /* a stack of ours, or 0 */
 };
+
+/* Each slot's start routine, and stack. A thread created with default attributes runs on a
+ * stack of its slot, in an area reserved once by the fork server: no mmap, no malloc arena, no
+ * pthread_getattr_np per thread and execution (each cost system calls and page faults). */
+static struct start_arg g_start[SMC_MAX_THREADS];
+static char *g_stack_area;
+#define SMC_STACK_SPAN (8ul << 20)
+#define SMC_STACK_GUARD (64ul << 10)
+
+static void reserve_stacks(void) {
+    /* PROT_NONE reserves address space only; each slot's part becomes usable when needed */
+    void *p = mmap(NULL, SMC_STACK_SPAN * SMC_MAX_THREADS, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_stack_area = p == MAP_FAILED ? NULL : p;
+}
+
+/* Attributes running slot n on its own stack (the guard below it stays PROT_NONE). */
+static int own_stack(uint32_t n, pthread_attr_t *attr, struct start_arg *a) {
+    if (!g_stack_area || n == 0) return 0;
+    char *lo = g_stack_area + (size_t)n * SMC_STACK_SPAN + SMC_STACK_GUARD;
+    size_t size = SMC_STACK_SPAN - SMC_STACK_GUARD;
+    if (mprotect(lo, size, PROT_READ | PROT_WRITE) != 0) return 0;
+    if (pthread_attr_init(attr) != 0) return 0;
+    pthread_attr_setstack(attr, lo, size);
+    a->stack_lo = (uint64_t)(uintptr_t)lo;
+    a->stack_hi = a->stack_lo + size;
+    return 1;
+}
 
 static int slot_of(pthread_t t) {
     uint32_t n = LOAD(&ch->nthreads);
@@ -702,9 +734,13 @@ static void thread_finish(void *ret) {
 
 static void *thread_start(void *p) {
     struct start_arg a = *(struct start_arg *)p;
-    free(p);
     t_slot = a.slot;
-    stack_bounds(&t_stack_lo, &t_stack_hi);
+    if (a.stack_lo) {
+        t_stack_lo = a.stack_lo;
+        t_stack_hi = a.stack_hi;
+    } else {
+        stack_bounds(&t_stack_lo, &t_stack_hi);
+    }
     smc_stop(SMC_OP_THREAD_START, 0, 0, 0, 0, (uint64_t)(uintptr_t)a.fn, 0, 0);
     void *ret = a.fn(a.arg);
     if (t_slot >= 0 && !g_exiting) thread_finish(ret);
@@ -716,19 +752,21 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     uint32_t n = LOAD(&ch->nthreads);
     if (n >= SMC_MAX_THREADS) return EAGAIN;
     smc_stop(SMC_OP_SPAWN, 0, 0, 0, n, CALLER_PC, 0, 0);
-    struct start_arg *a = malloc(sizeof *a);
-    if (!a) return EAGAIN;
+    struct start_arg *a = &g_start[n];
     a->fn = fn;
     a->arg = arg;
     a->slot = (int)n;
+    a->stack_lo = a->stack_hi = 0;
+    pthread_attr_t own;
+    int ours = !attr && own_stack(n, &own, a);
     struct smc_slot *s = &ch->slots[n];
     s->parent = (uint32_t)t_slot;
     STORE(&s->state, SMC_SLOT_RUNNING);
     STORE(&ch->nthreads, n + 1);
     __atomic_add_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
-    int r = real_pthread_create(t, attr, thread_start, a);
+    int r = real_pthread_create(t, ours ? &own : attr, thread_start, a);
+    if (ours) pthread_attr_destroy(&own);
     if (r) {
-        free(a);
         STORE(&s->state, SMC_SLOT_FREE);
         STORE(&ch->nthreads, n);
         __atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
