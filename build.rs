@@ -15,6 +15,7 @@ fn main() {
         println!("cargo:rerun-if-changed={f}");
     }
     println!("cargo:rerun-if-changed=targets/{arch}/arch.h");
+    println!("cargo:rerun-if-changed=targets/{arch}/hook.h");
     let compiler = cc::Build::new().get_compiler();
     let run = |args: &[&str], what: &str| {
         let status = Command::new(compiler.path())

@@ -31,6 +31,7 @@
 
 #include "channel.h"
 #include "arch.h"
+#include "hook.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #ifndef MAP_FIXED_NOREPLACE
@@ -240,7 +241,7 @@ static const struct smc_site *find_site(uint64_t off) {
     return lo < g_nsites && g_sites[lo].offset == off ? &g_sites[lo] : NULL;
 }
 
-static uint64_t effective_address(const struct smc_site *st, const ucontext_t *uc) {
+static uint64_t effective_address(const struct smc_site *st, const greg_t *uc) {
     uint64_t ea = (uint64_t)st->disp;
     if (st->base == SMC_REG_RIP) ea += g_bias;
     else if (st->base != SMC_REG_NONE) ea += smc_reg(uc, st->base);
@@ -252,7 +253,7 @@ static uint64_t effective_address(const struct smc_site *st, const ucontext_t *u
 /* Hash of the thread-local state at a load: registers and the stack near the stack pointer
  * (including the red zone), leaving out the registers the load overwrites unread. Two equal
  * hashes at the same pc, with no write in between, mean the thread is going round an await loop. */
-static uint64_t state_hash(const ucontext_t *uc, uint16_t dead) {
+static uint64_t state_hash(const greg_t *uc, uint16_t dead) {
     uint64_t h = 1469598103934665603ULL;
     for (int i = 0; i < SMC_NGPR; i++)
         if (!(dead >> i & 1)) h = (h ^ smc_reg(uc, i)) * 1099511628211ULL;
@@ -264,7 +265,7 @@ static uint64_t state_hash(const ucontext_t *uc, uint16_t dead) {
     return h;
 }
 
-static int cas_would_write(const struct smc_site *st, uint64_t ea, const ucontext_t *uc) {
+static int cas_would_write(const struct smc_site *st, uint64_t ea, const greg_t *uc) {
     if (ea < 4096) return 0;
     if (st->kind == SMC_SITE_CAS2) {
         uint64_t cur[2] = {0, 0};
@@ -298,11 +299,13 @@ static void reraise_default(int sig) {
     raise(sig); /* blocked until the handler returns, then fatal */
 }
 
+static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc);
+
 static void on_trap(int sig, siginfo_t *si, void *ucv) {
     (void)sig;
     (void)si;
-    ucontext_t *uc = ucv;
-    uint64_t pc = smc_pc(uc) - SMC_TRAP_LEN;
+    greg_t *g = smc_gregs(ucv);
+    uint64_t pc = smc_pc(g) - SMC_TRAP_LEN;
     const struct smc_site *st = g_nsites ? find_site(pc - g_bias) : NULL;
     if (!st) {
         /* not one of ours: the program's own int3. Treat it as the fatal signal it would be. */
@@ -310,9 +313,21 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
         reraise_default(SIGTRAP);
         return;
     }
-    uint64_t copy = (uint64_t)(uintptr_t)g_tramp + st->copy_off;
+    smc_set_pc(g, (uint64_t)(uintptr_t)g_tramp + st->copy_off);
+    at_site(st, pc, g);
+}
+
+/* A jump hook's stub calls this (targets/ARCH/hook.h); the stub then runs the site's copy. */
+void smc_hook(greg_t *g, uint32_t index) {
+    if (index >= g_nsites) return;
+    const struct smc_site *st = &g_sites[index];
+    at_site(st, g_bias + st->offset, g);
+}
+
+/* The visible operation of the instruction of site `st` at `pc`, about to run with registers
+ * `uc`: report it and wait for the engine's go. */
+static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc) {
     uint32_t site_no = (uint32_t)(st - g_sites) + 1;
-    smc_set_pc(uc, copy);
     if (!in_execution()) return;
     if (st->kind == SMC_SITE_FENCE) {
         if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);
@@ -376,10 +391,9 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
 }
 
 static void on_fatal(int sig, siginfo_t *si, void *ucv) {
-    ucontext_t *uc = ucv;
     if (ch) {
         /* also before main: the supervisor then says where start-up crashed */
-        uint64_t pc = t_in_trap ? t_trap_pc : smc_pc(uc);
+        uint64_t pc = t_in_trap ? t_trap_pc : smc_pc(smc_gregs(ucv));
         report_error(SMC_ERR_SIGNAL, (uint32_t)sig, pc, (uint64_t)(uintptr_t)si->si_addr, NULL);
     }
     reraise_default(sig);
@@ -443,6 +457,29 @@ static uint8_t *map_near(uint64_t lo, uint64_t hi, uint64_t size) {
         }
     }
     return NULL;
+}
+
+/* The trampoline: the relocated copies (the supervisor's), then an 8-byte pointer to the hook
+ * entry and one jump-hook stub per site. */
+static uint64_t tramp_size(void) {
+    return ch->code_cap + 8 + (uint64_t)g_nsites * SMC_HOOK_STUB_LEN;
+}
+
+static uint64_t stub_addr(uint32_t i) {
+    return (uint64_t)(uintptr_t)g_tramp + ch->code_cap + 8 + (uint64_t)i * SMC_HOOK_STUB_LEN;
+}
+
+/* Write every stub; false when jump hooks cannot be used here (int3 serves every site). */
+static int write_stubs(void) {
+    if (getenv("SMC_NO_JUMP_HOOKS") || !smc_hooks_init()) return 0;
+    uint64_t entry_ptr = (uint64_t)(uintptr_t)g_tramp + ch->code_cap;
+    void (*entry)(void) = smc_hook_entry;
+    memcpy((void *)(uintptr_t)entry_ptr, &entry, 8);
+    for (uint32_t i = 0; i < g_nsites; i++) {
+        uint64_t copy = (uint64_t)(uintptr_t)g_tramp + g_sites[i].copy_off;
+        smc_write_stub((uint8_t *)(uintptr_t)stub_addr(i), i, entry_ptr, copy);
+    }
+    return 1;
 }
 
 static void wait_init_state(uint32_t want) {
@@ -568,7 +605,7 @@ __attribute__((constructor)) static void smc_init(void) {
     g_nsites = ch->nsites;
     g_sites = (const struct smc_site *)((char *)ch + ch->sites_off);
     if (ch->code_cap) {
-        g_tramp = map_near(img[1], img[2], ch->code_cap);
+        g_tramp = map_near(img[1], img[2], tramp_size());
         if (!g_tramp) init_fail("runtime: no room for a trampoline near the program's text");
     }
     ch->load_bias = g_bias;
@@ -578,9 +615,11 @@ __attribute__((constructor)) static void smc_init(void) {
     notify_supervisor();
     wait_init_state(SMC_INIT_CODE);
 
+    int hooks = 0;
     if (g_tramp) {
         memcpy(g_tramp, (char *)ch + ch->code_off, ch->code_cap);
-        mprotect(g_tramp, ch->code_cap, PROT_READ | PROT_EXEC);
+        hooks = write_stubs();
+        mprotect(g_tramp, tramp_size(), PROT_READ | PROT_EXEC);
     }
     install_handlers();
     long pg = sysconf(_SC_PAGESIZE);
@@ -597,7 +636,14 @@ __attribute__((constructor)) static void smc_init(void) {
         uint64_t last = (g_bias + g_sites[j - 1].offset + g_sites[j - 1].len + pg - 1) & ~(uint64_t)(pg - 1);
         if (mprotect((void *)first, last - first, PROT_READ | PROT_WRITE | PROT_EXEC))
             init_fail("runtime: cannot make the text writable");
-        for (uint32_t k = i; k < j; k++) *(uint8_t *)(uintptr_t)(g_bias + g_sites[k].offset) = SMC_TRAP_BYTE;
+        for (uint32_t k = i; k < j; k++) {
+            uint8_t *at = (uint8_t *)(uintptr_t)(g_bias + g_sites[k].offset);
+            uint64_t stub = stub_addr(k);
+            if (hooks && g_sites[k].len >= SMC_HOOK_LEN && smc_reaches((uint64_t)(uintptr_t)at + 5, stub))
+                smc_write_jump(at, stub);
+            else
+                *at = SMC_TRAP_BYTE;
+        }
         mprotect((void *)first, last - first, PROT_READ | PROT_EXEC);
         i = j;
     }

@@ -362,6 +362,14 @@ const CORPUS: &[Case] = &[
         0,
         "executions: 2 ",
     ),
+    // registers, flags and red zone survive the hook of a visible access
+    case(
+        Program("keeps_registers", &[]),
+        &["--model", "sc"],
+        0,
+        "executions: 3 ",
+    ),
+    case(Program("keeps_registers", &[]), &[], 0, "verdict: OK"),
     case(Program("avx_shared", &["-mavx2"]), &[], 0, "executions: 2 "),
     case(
         Program("avx_shared", &["-mavx2"]),

@@ -15,15 +15,16 @@ static const int smc_greg_index[16] = {
     REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
 };
 
-static inline uint64_t smc_reg(const ucontext_t *uc, int n) {
-    return (uint64_t)uc->uc_mcontext.gregs[smc_greg_index[n]];
-}
-static inline uint64_t smc_pc(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.gregs[REG_RIP]; }
-static inline void smc_set_pc(ucontext_t *uc, uint64_t pc) { uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc; }
-static inline uint64_t smc_sp(const ucontext_t *uc) { return smc_reg(uc, 4); }
+/* Registers as saved in a ucontext's gregs (by the kernel for a trap, by the hook entry for a
+ * jump hook). */
+static inline uint64_t smc_reg(const greg_t *g, int n) { return (uint64_t)g[smc_greg_index[n]]; }
+static inline uint64_t smc_pc(const greg_t *g) { return (uint64_t)g[REG_RIP]; }
+static inline void smc_set_pc(greg_t *g, uint64_t pc) { g[REG_RIP] = (greg_t)pc; }
+static inline uint64_t smc_sp(const greg_t *g) { return smc_reg(g, 4); }
 /* The accumulator: the expected value of cmpxchg (rax) and its high half for cmpxchg16b (rdx). */
-static inline uint64_t smc_acc(const ucontext_t *uc) { return smc_reg(uc, 0); }
-static inline uint64_t smc_acc_hi(const ucontext_t *uc) { return smc_reg(uc, 2); }
+static inline uint64_t smc_acc(const greg_t *g) { return smc_reg(g, 0); }
+static inline uint64_t smc_acc_hi(const greg_t *g) { return smc_reg(g, 2); }
+static inline greg_t *smc_gregs(ucontext_t *uc) { return uc->uc_mcontext.gregs; }
 #define SMC_NGPR 16
 
 #endif
