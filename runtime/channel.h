@@ -11,13 +11,16 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 4
+#define SMC_CHANNEL_VERSION 5
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
 #define SMC_MAX_COMMITS 512 /* queued buffer updates */
 #define SMC_MAX_OBSERVED 64 /* values a program can record with __smc_observe */
 #define SMC_MAX_BLOCKS 256  /* heap blocks recorded per execution (for reports) */
+#define SMC_MAX_SCRIPT 2048 /* scripted steps per execution */
+#define SMC_MAX_LOG 4096    /* slot copies logged while the runtime runs a script */
+#define SMC_SCRIPT_COMMIT 0xffffffffu /* a scripted step that is a buffered store reaching memory */
 
 /* Operations a thread can announce (smc_slot.op). */
 enum smc_op {
@@ -142,6 +145,24 @@ struct smc_commit {
     uint8_t bytes[SMC_MAX_ACCESS];
 };
 
+/* One step of a script: the decision the supervisor made at this point of the previous
+ * execution, which the runtime carries out itself in this one. */
+struct smc_script_step {
+    uint32_t slot;   /* the slot that runs its pending event, or SMC_SCRIPT_COMMIT */
+    uint32_t size;   /* commit: bytes */
+    uint64_t reply;  /* as smc_slot.reply */
+    uint64_t patch_mask;
+    uint64_t addr;   /* commit: where the bytes go */
+    uint8_t bytes[SMC_MAX_ACCESS]; /* the load's patch, or the commit's bytes */
+};
+
+/* A slot as it was after `epoch` scripted steps (logged when the step before changed it). */
+struct smc_log_entry {
+    uint32_t epoch;
+    uint32_t slot;
+    struct smc_slot copy;
+};
+
 #define SMC_PREV_WROTE 1u /* the previous event did write (a CAS that succeeded) */
 #define SMC_PREV_VALID 2u /* prev_* describe an executed event */
 #define SMC_PREV_READ 4u  /* the previous event did read (prev_read is valid) */
@@ -224,6 +245,15 @@ struct smc_header {
     /* SMC_FLAG_CAPTURED: bytes the execution wrote to stdout and stderr (one sealed memfd of
      * fixed size, rewound by the fork server before each execution) */
     uint64_t out_len;
+    /* Scripted replay: the first steps of an execution, decided in the previous one, which the
+     * runtime runs without a round trip to the supervisor per step. Before each step it logs
+     * the slots the step before changed; the state after the last step it ran is the live one. */
+    uint32_t script_len;  /* supervisor: steps in `script` (0: none) */
+    uint32_t script_done; /* runtime: steps it has let run */
+    uint32_t log_len;     /* runtime: entries in `log` */
+    uint32_t log_threads; /* runtime: slots logged so far */
+    struct smc_script_step script[SMC_MAX_SCRIPT];
+    struct smc_log_entry log[SMC_MAX_LOG];
 };
 
 #endif

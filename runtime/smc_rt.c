@@ -203,6 +203,68 @@ static void wait_go(struct smc_slot *s) {
     STORE(&s->state, SMC_SLOT_RUNNING);
 }
 
+/* ---- scripted replay ---- */
+
+/* Log slot `i` as it is now, the state after `epoch` scripted steps. 0 when the log is full. */
+static int log_slot(uint32_t epoch, uint32_t i) {
+    uint32_t n = ch->log_len;
+    if (n >= SMC_MAX_LOG || i >= SMC_MAX_THREADS) return 0;
+    ch->log[n].epoch = epoch;
+    ch->log[n].slot = i;
+    memcpy(&ch->log[n].copy, &ch->slots[i], sizeof ch->log[n].copy);
+    ch->log_len = n + 1;
+    return 1;
+}
+
+/* Log what step `k - 1` changed (its thread, and the threads it created): the state after k
+ * steps, which the supervisor reads back when it replays step k - 1. */
+static int log_epoch(uint32_t k) {
+    if (k > 0 && ch->script[k - 1].slot != SMC_SCRIPT_COMMIT && !log_slot(k, ch->script[k - 1].slot))
+        return 0;
+    uint32_t n = LOAD(&ch->nthreads);
+    for (uint32_t i = ch->log_threads; i < n; i++)
+        if (!log_slot(k, i)) return 0;
+    ch->log_threads = n;
+    return 1;
+}
+
+/* Carry out the next scripted steps: buffered stores reach memory, then one thread is let
+ * run its event. 0 when the script is done (or cannot go on): the supervisor takes over. */
+static int run_script(void) {
+    uint32_t len = LOAD(&ch->script_len);
+    if (len > SMC_MAX_SCRIPT) len = SMC_MAX_SCRIPT;
+    for (uint32_t k = ch->script_done; k < len; k = ch->script_done) {
+        if (!log_epoch(k)) return 0;
+        const struct smc_script_step *st = &ch->script[k];
+        if (st->slot == SMC_SCRIPT_COMMIT) {
+            if (st->addr >= 4096 && st->size <= SMC_MAX_ACCESS) memcpy((void *)st->addr, st->bytes, st->size);
+            ch->script_done = k + 1;
+            continue;
+        }
+        if (st->slot >= LOAD(&ch->nthreads) || LOAD(&ch->slots[st->slot].state) != SMC_SLOT_STOPPED)
+            return 0; /* not what the previous execution did: the supervisor will see why */
+        struct smc_slot *s = &ch->slots[st->slot];
+        s->reply = st->reply;
+        s->patch_mask = st->patch_mask;
+        if (st->patch_mask) memcpy(s->patch, st->bytes, sizeof s->patch);
+        ch->script_done = k + 1;
+        STORE(&ch->running, 1);
+        STORE(&s->go, 1);
+        if (st->slot != (uint32_t)t_slot) futex(&s->go, FUTEX_WAKE, 1, NULL);
+        return 1;
+    }
+    return 0;
+}
+
+/* Every thread of the execution waits now: go on with the script, or ask the supervisor.
+ * `running` is 0 for a moment between two scripted steps too; the supervisor takes it for a
+ * stop only once script_len is 0 again. */
+static void all_waiting(void) {
+    if (LOAD(&ch->script_len) && run_script()) return;
+    STORE(&ch->script_len, 0);
+    notify_supervisor();
+}
+
 /* Announce the pending event and wait until the supervisor lets this thread run it.
  * Returns the supervisor's reply. */
 static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg,
@@ -220,7 +282,7 @@ static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t si
     s->site = site;
     STORE(&s->state, SMC_SLOT_STOPPED);
     if (op == SMC_OP_THREAD_START) futex_wake_all(&s->state); /* the creator waits for this */
-    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) notify_supervisor();
+    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) all_waiting();
     wait_go(s);
     return LOAD(&s->reply);
 }
@@ -775,7 +837,7 @@ static void thread_finish(void *ret) {
     publish_prev(s);
     t_slot = -1;
     STORE(&s->state, SMC_SLOT_EXITED);
-    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) notify_supervisor();
+    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) all_waiting();
 }
 
 static void *thread_start(void *p) {

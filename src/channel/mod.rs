@@ -14,13 +14,16 @@ use memmap2::MmapMut;
 use crate::event::{FenceKind, Op, Pending, TargetAddr};
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
 pub const MAX_COMMITS: usize = 512;
 pub const MAX_OBSERVED: usize = 64;
 pub const MAX_BLOCKS: usize = 256;
+pub const MAX_SCRIPT: usize = 2048;
+pub const MAX_LOG: usize = 4096;
+pub const SCRIPT_COMMIT: u32 = u32::MAX;
 
 pub mod op {
     pub const LOAD: u32 = 1;
@@ -165,6 +168,23 @@ pub struct Commit {
 }
 
 #[repr(C)]
+pub struct ScriptStep {
+    pub slot: u32,
+    pub size: u32,
+    pub reply: u64,
+    pub patch_mask: u64,
+    pub addr: u64,
+    pub bytes: [u8; MAX_ACCESS],
+}
+
+#[repr(C)]
+pub struct LogEntry {
+    pub epoch: u32,
+    pub slot: u32,
+    pub copy: Slot,
+}
+
+#[repr(C)]
 pub struct Header {
     pub magic: u64,
     pub version: u32,
@@ -205,6 +225,12 @@ pub struct Header {
     pub slots: [Slot; MAX_THREADS],
     pub commits: [Commit; MAX_COMMITS],
     pub out_len: u64,
+    pub script_len: u32,
+    pub script_done: u32,
+    pub log_len: u32,
+    pub log_threads: u32,
+    pub script: [ScriptStep; MAX_SCRIPT],
+    pub log: [LogEntry; MAX_LOG],
 }
 
 /// The mapped channel. All access to shared words goes through atomics.
@@ -287,6 +313,7 @@ impl Channel {
     atomic32!(abort, abort);
     atomic32!(sup_futex, sup_futex);
     atomic32!(running, running);
+    atomic32!(script_len, script_len);
     atomic32!(nthreads, nthreads);
     atomic32!(err_kind, err_kind);
     atomic32!(ncommits, ncommits);
@@ -355,6 +382,85 @@ impl Channel {
                 None => std::ptr::write_volatile(std::ptr::addr_of_mut!((*s).patch_mask), 0),
             }
         }
+    }
+
+    /// Give the runtime the first steps of the next execution (at most MAX_SCRIPT of them).
+    pub fn set_script(&self, steps: &[crate::engine::ScriptStep]) {
+        use crate::engine::ScriptStep as S;
+        let n = steps.len().min(MAX_SCRIPT);
+        // SAFETY: no process of an execution exists while the supervisor writes the script.
+        unsafe {
+            let h = self.header_ptr();
+            for (k, step) in steps[..n].iter().enumerate() {
+                let w = std::ptr::addr_of_mut!((*h).script[k]);
+                match step {
+                    S::Run { slot, reply } => {
+                        (*w).slot = *slot;
+                        (*w).reply = reply.value;
+                        let (mask, bytes) = reply.patch.unwrap_or((0, [0; MAX_ACCESS]));
+                        (*w).patch_mask = mask;
+                        (*w).bytes = bytes;
+                    }
+                    S::Commit { addr, bytes } => {
+                        (*w).slot = SCRIPT_COMMIT;
+                        (*w).addr = *addr;
+                        let len = bytes.len().min(MAX_ACCESS);
+                        (*w).size = len as u32;
+                        let mut b = [0; MAX_ACCESS];
+                        b[..len].copy_from_slice(&bytes[..len]);
+                        (*w).bytes = b;
+                    }
+                }
+            }
+            (*h).script_done = 0;
+            (*h).log_len = 0;
+            (*h).log_threads = 0;
+            (*h).script_len = n as u32;
+        }
+    }
+
+    /// Whether the runtime is still running a script (it sets script_len to 0 when done).
+    pub fn scripting(&self) -> bool {
+        self.script_len().load(SeqCst) != 0
+    }
+
+    /// Steps of the script the runtime ran (at most `len`), and entries it logged.
+    pub fn script_progress(&self, len: usize) -> (usize, usize) {
+        let h = self.header();
+        (
+            (h.script_done as usize).min(len).min(MAX_SCRIPT),
+            (h.log_len as usize).min(MAX_LOG),
+        )
+    }
+
+    /// Log entry `k` (< MAX_LOG): the epoch, the slot, the slot's copy.
+    pub fn log_entry(&self, k: usize) -> (u32, u32, &Slot) {
+        let e = &self.header().log[k];
+        (e.epoch, e.slot, &e.copy)
+    }
+
+    /// A private channel of the same size, to hold states read back from the log.
+    pub fn scratch(&self) -> std::io::Result<Channel> {
+        let file = memfd(c"smc-run-scratch", libc::MFD_CLOEXEC)?;
+        file.set_len(self.map.len() as u64)?;
+        // SAFETY: the memfd is ours alone.
+        let map = unsafe { MmapMut::map_mut(&file)? };
+        let ch = Channel { map, file };
+        let (from, to) = (self.header(), ch.header_ptr());
+        // SAFETY: the fresh mapping is a header long and ours alone.
+        unsafe {
+            (*to).magic = from.magic;
+            (*to).version = from.version;
+            (*to).max_threads = from.max_threads;
+            (*to).total_size = from.total_size;
+        }
+        Ok(ch)
+    }
+
+    /// Scratch channels: put `copy` in slot `i` (< MAX_THREADS), and the thread count.
+    pub fn put_slot(&self, i: usize, copy: &Slot) {
+        // SAFETY: a scratch channel is private; Slot is plain data.
+        unsafe { std::ptr::copy_nonoverlapping(copy, self.slot_ptr(i), 1) };
     }
 
     /// Queue a buffered store's bytes to reach memory before the next thread runs. False when

@@ -11,7 +11,7 @@ use super::buffer::{Buffers, Entry};
 use super::sync::SyncState;
 use super::{
     Config, Counterexample, Ended, ErrorKind, ExecError, Executor, Outcome, ProcessEnd, Progress,
-    Reply, RuntimeErrorKind, SlotState, Snapshot, Split, Step, ThreadInfo,
+    Reply, RuntimeErrorKind, ScriptStep, SlotState, Snapshot, Split, Step, ThreadInfo,
 };
 use crate::event::{Event, FenceKind, Footprint, Op, Pending, TargetAddr, ThreadId};
 use crate::model::{BufferKind, Model};
@@ -52,6 +52,8 @@ struct Node {
     explored: Vec<(ThreadId, Event)>,
     /// The operation `chosen` ran here, to check that replays run the same.
     op: Option<Op>,
+    /// What the executor was told to do here, for scripting the replay of this position.
+    step: Option<ScriptStep>,
 }
 
 impl Node {
@@ -254,6 +256,7 @@ pub fn replay(
             sleep: Vec::new(),
             explored: Vec::new(),
             op: None,
+            step: None,
         });
     }
     explore_from(x, exec, cfg, &mut |_| true, true)
@@ -487,6 +490,12 @@ impl Explorer<'_> {
     /// Run one execution along the tree's prefix and then onwards.
     fn run_one(&mut self, exec: &mut dyn Executor) -> Result<(RunEnd, Run), ExecError> {
         let mut run = Run::new(self.model);
+        // the positions before replay_until repeat the last execution's decisions
+        let script: Vec<ScriptStep> = self.nodes[..self.replay_until.min(self.nodes.len())]
+            .iter()
+            .map_while(|n| n.step.clone())
+            .collect();
+        exec.script(&script);
         let mut snap = match exec.begin() {
             Err(ExecError::Timeout { .. }) => {
                 return Ok((self.timed_out(&run, ThreadId::MAIN), run))
@@ -570,6 +579,7 @@ impl Explorer<'_> {
                     sleep: std::mem::take(&mut sleep),
                     explored: Vec::new(),
                     op: Some(op),
+                    step: None,
                 });
                 t
             };
@@ -590,6 +600,10 @@ impl Explorer<'_> {
                     .and_then(|b| b.take(owner, key))
                     .expect("an updater has an entry");
                 exec.commit(entry.addr, &entry.bytes)?;
+                self.nodes[pos].step = Some(ScriptStep::Commit {
+                    addr: entry.addr,
+                    bytes: entry.bytes.clone(),
+                });
                 let mut ev = Event::from_pending(t, &pending);
                 ev.value_written = Some(le_value(&entry.bytes));
                 ev.bytes = Some(entry.bytes.clone());
@@ -603,7 +617,9 @@ impl Explorer<'_> {
             let (value, wrote) = run.sync.apply(t, &pending.op, self.nodes[pos].alt);
             let patch = run.forwarding(t, &pending.op).map(|f| (f.mask, f.bytes));
             let slot = run.threads[t.index()].slot;
-            let stepped = exec.step(slot, &Reply { value, patch });
+            let reply = Reply { value, patch };
+            let stepped = exec.step(slot, &reply);
+            self.nodes[pos].step = Some(ScriptStep::Run { slot, reply });
             let mut ev = Event::from_pending(t, &pending);
             ev.reply = value;
             ev.wrote = wrote;
@@ -1239,6 +1255,7 @@ impl Explorer<'_> {
                 node.alt = 0;
                 node.alts = 1;
                 node.op = None; // its operation and outcomes are learnt when it runs
+                node.step = None;
                 self.nodes.truncate(i + 1);
                 self.replay_until = i;
                 return true;

@@ -46,6 +46,17 @@ pub struct Reply {
     pub patch: Option<(u64, [u8; MAX_ACCESS])>,
 }
 
+/// A decision of the previous execution that the next one repeats: the first steps of an
+/// execution replay a prefix of the last one, and an executor may carry them out without
+/// asking the engine step by step ([`Executor::script`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScriptStep {
+    /// `slot` runs its pending operation with `reply`.
+    Run { slot: u32, reply: Reply },
+    /// A buffered store reaches memory.
+    Commit { addr: u64, bytes: Vec<u8> },
+}
+
 #[derive(Clone, Debug)]
 pub struct SlotView {
     pub parent: u32,
@@ -114,6 +125,12 @@ pub trait Executor {
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError>;
     /// End the current execution if it still runs (nothing more will be scheduled).
     fn end(&mut self) -> Result<(), ExecError>;
+    /// The next execution begins with these steps, in this order: the engine will ask for
+    /// exactly them first (`step` and `commit` with the same slots, replies and bytes), so an
+    /// executor may run them ahead and answer those calls from what it recorded.
+    fn script(&mut self, steps: &[ScriptStep]) {
+        let _ = steps;
+    }
     /// Give the stopped execution to a debugger: `slot` may run its pending operation with
     /// `reply` when the debugger lets it; returns when the debugger is done.
     fn hand_over(&mut self, slot: u32, reply: &Reply) -> Result<(), ExecError> {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use crate::channel::{self, err, futex_wait, futex_wake, init, memfd, slot_state, Channel};
-use crate::engine::{ExecError, Executor, Observation, Output, Reply, Snapshot};
+use crate::engine::{ExecError, Executor, Observation, Output, Reply, ScriptStep, Snapshot};
 use crate::instrument::Plan;
 use crate::program::Program;
 
@@ -106,12 +106,34 @@ pub struct NativeTarget {
     in_exec: bool,
     /// The program runs on the one CPU this thread runs on ([`pin_thread`]).
     shares_cpu: bool,
+    /// A private channel holding the states read back from a script's log.
+    scratch: Option<Channel>,
+    /// Scripted replay: the steps the next execution begins with, and for the current one what
+    /// the runtime ran of them ([`Replayed`]).
+    script: Vec<ScriptStep>,
+    replayed: Option<Replayed>,
     pub load_bias: u64,
     pub tramp: u64,
 }
 
 /// Everything the startup can fail with is a message for the user.
 pub type StartError = String;
+
+const MAX_THREADS_USIZE: usize = channel::MAX_THREADS;
+
+/// What the runtime ran of the current execution's script, and how far the engine has got.
+struct Replayed {
+    steps: Vec<ScriptStep>,
+    /// Steps the runtime ran.
+    ran: usize,
+    /// Steps the engine has asked for so far.
+    served: usize,
+    /// Entries of the log, and the next one to apply.
+    logged: usize,
+    next_entry: usize,
+    /// The state after the last step it ran (the live one).
+    live: Option<Snapshot>,
+}
 
 /// The program's output is captured up to this many bytes per execution; further writes fail.
 const OUTPUT_CAP: u64 = 1 << 20;
@@ -229,6 +251,9 @@ impl NativeTarget {
 
             in_exec: false,
             shares_cpu: thread_cpus().len() == 1,
+            script: Vec::new(),
+            replayed: None,
+            scratch: None,
             load_bias: 0,
             tramp: 0,
         };
@@ -281,6 +306,80 @@ impl NativeTarget {
         self.wait_init(init::READY)
     }
 
+    /// After the runtime ran a script: the engine's calls for its steps are answered from the
+    /// log, state by state, in a private copy of the slots; the state after the last step is
+    /// the live one.
+    fn serve_script(&mut self, live: Snapshot) -> Result<Snapshot, ExecError> {
+        let (ran, logged) = self.ch.script_progress(self.script.len());
+        if ran == 0 {
+            return Ok(live);
+        }
+        if self.scratch.is_none() {
+            self.scratch = Some(
+                self.ch
+                    .scratch()
+                    .map_err(|e| ExecError::Fatal(format!("cannot map a scratch channel: {e}")))?,
+            );
+        }
+        self.scratch.as_ref().unwrap().nthreads().store(0, SeqCst);
+        let steps = std::mem::take(&mut self.script);
+        self.replayed = Some(Replayed {
+            steps,
+            ran,
+            served: 0,
+            logged,
+            next_entry: 0,
+            live: Some(live),
+        });
+        self.logged_state(0)
+    }
+
+    /// The state after `epoch` scripted steps, from the log (or live, after the last one).
+    fn logged_state(&mut self, epoch: usize) -> Result<Snapshot, ExecError> {
+        let r = self.replayed.as_mut().expect("replaying");
+        if epoch == r.ran {
+            let live = r.live.take().ok_or_else(|| read::corrupted("script log"))?;
+            self.replayed = None;
+            return Ok(live);
+        }
+        let scratch = self.scratch.as_ref().expect("a scratch channel");
+        while r.next_entry < r.logged {
+            let (e, slot, copy) = self.ch.log_entry(r.next_entry);
+            if e as usize != epoch {
+                break;
+            }
+            let slot = slot as usize;
+            if slot >= MAX_THREADS_USIZE {
+                return Err(read::corrupted("script log"));
+            }
+            scratch.put_slot(slot, copy);
+            let n = scratch.nthreads().load(SeqCst).max(slot as u32 + 1);
+            scratch.nthreads().store(n, SeqCst);
+            r.next_entry += 1;
+        }
+        ChannelReader {
+            ch: scratch,
+            plan: &self.plan,
+            load_bias: self.load_bias,
+            tramp: self.tramp,
+        }
+        .snapshot(false)
+    }
+
+    /// If the engine's next step is one the runtime already ran, its resulting state.
+    fn replayed_step(&mut self, step: ScriptStep) -> Option<Result<Snapshot, ExecError>> {
+        let r = self.replayed.as_mut()?;
+        if r.steps.get(r.served) != Some(&step) {
+            return Some(Err(ExecError::Fatal(format!(
+                "internal: the engine asked for {step:?} where the script had {:?}",
+                r.steps.get(r.served)
+            ))));
+        }
+        r.served += 1;
+        let epoch = r.served;
+        Some(self.logged_state(epoch))
+    }
+
     /// Validated reads of the channel.
     fn reader(&self) -> ChannelReader<'_> {
         ChannelReader {
@@ -302,7 +401,7 @@ impl NativeTarget {
                 self.in_exec = false;
                 return self.reader().snapshot(true);
             }
-            if self.ch.running().load(SeqCst) == 0 {
+            if self.ch.running().load(SeqCst) == 0 && !self.ch.scripting() {
                 return self.reader().snapshot(false);
             }
             // Spin before sleeping: the program's thread usually stops again within
@@ -439,20 +538,45 @@ impl Executor for NativeTarget {
             self.end()?;
         }
         self.ch.reset_execution();
+        self.replayed = None;
+        let script = std::mem::take(&mut self.script);
+        self.ch.set_script(&script);
+        self.script = script;
         self.in_exec = true;
 
         self.ch.fs_cmd().fetch_add(1, SeqCst);
         futex_wake(self.ch.fs_cmd());
-        self.wait()
+        let live = self.wait()?;
+        self.serve_script(live)
+    }
+
+    fn script(&mut self, steps: &[ScriptStep]) {
+        self.script.clear();
+        self.script
+            .extend_from_slice(&steps[..steps.len().min(channel::MAX_SCRIPT)]);
     }
 
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
+        let step = ScriptStep::Run {
+            slot,
+            reply: reply.clone(),
+        };
+        if let Some(r) = self.replayed_step(step) {
+            return r;
+        }
         let i = self.set_reply(slot, reply)?;
         self.resume(i);
         self.wait()
     }
 
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
+        let step = ScriptStep::Commit {
+            addr,
+            bytes: bytes.to_vec(),
+        };
+        if let Some(r) = self.replayed_step(step) {
+            return r.map(|_| ());
+        }
         if self.ch.push_commit(addr, bytes) {
             return Ok(());
         }
