@@ -12,9 +12,11 @@ use std::sync::{Condvar, Mutex};
 use super::{explore, explore_part, Config, ExecError, Executor, Outcome, Split, Stats, Step};
 use crate::model::Model;
 
-/// Leaves of the split top per shard: enough that two workers rarely wait for each other's
-/// last subtree, few enough that walking the top again in every worker costs little.
-pub const LEAVES: u64 = 256;
+/// Leaves of the split top per shard, as estimated from the branching along one path (the real
+/// top has far fewer: about 20 for 256 on fib): enough that no worker waits long for another's
+/// last subtree, few enough that walking the top again in every worker costs little. 256 gave
+/// 1.67x on two workers for fib[num=4], 2048 gives 1.85x (BENCHMARKS.md).
+pub const LEAVES: u64 = 2048;
 
 /// Executions explored by every worker before the tree is split: smaller trees are not worth
 /// splitting, and the path of the latest execution estimates how the tree branches.
