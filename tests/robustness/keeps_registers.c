@@ -13,36 +13,27 @@ static void check_once(void) {
     unsigned long out[4] = {0, 0, 0, 0}, r11 = 0, red = 0;
     unsigned char cf = 0, nz = 0;
     int avx = __builtin_cpu_supports("avx");
+/* vector register 1 (REG, moved with MOV), r11, the flags and the red zone, around a store to
+ * `shared` */
+#define AROUND_A_STORE(MOV, REG)                                                                \
+    __asm__ volatile(MOV " %[in], " REG "\n"                                                    \
+                     "mov $0x1122334455667788, %%r11\n"                                         \
+                     "movq $42, -8(%%rsp)\n"                                                    \
+                     "mov $1, %%eax\n"                                                          \
+                     "cmp $2, %%eax\n" /* CF = 1, ZF = 0 */                                     \
+                     "movl $7, shared(%%rip)\n" /* c7 05 rel32 imm32: a jump hook */            \
+                     "setb %[cf]\n"                                                             \
+                     "setnz %[nz]\n" MOV " " REG ", %[out]\n"                                   \
+                     "mov %%r11, %[r11]\n"                                                      \
+                     "mov -8(%%rsp), %[red]\n"                                                  \
+                     : [cf] "=&r"(cf), [nz] "=&r"(nz), [out] "=m"(out), [r11] "=&r"(r11),        \
+                       [red] "=&r"(red)                                                         \
+                     : [in] "m"(in)                                                             \
+                     : "rax", "r11", "xmm1", "memory", "cc")
     if (avx)
-        __asm__ volatile("vmovdqu %[in], %%ymm1\n"
-                         "mov $0x1122334455667788, %%r11\n"
-                         "movq $42, -8(%%rsp)\n"
-                         "mov $1, %%eax\n"
-                         "cmp $2, %%eax\n"                /* CF = 1, ZF = 0 */
-                         "movl $7, shared(%%rip)\n"       /* c7 05 rel32 imm32 */
-                         "setb %[cf]\n"
-                         "setnz %[nz]\n"
-                         "vmovdqu %%ymm1, %[out]\n"
-                         "mov %%r11, %[r11]\n"
-                         "mov -8(%%rsp), %[red]\n"
-                         : [cf] "=&r"(cf), [nz] "=&r"(nz), [out] "=m"(out), [r11] "=&r"(r11), [red] "=&r"(red)
-                         : [in] "m"(in)
-                         : "rax", "r11", "xmm1", "memory", "cc");
+        AROUND_A_STORE("vmovdqu", "%%ymm1");
     else
-        __asm__ volatile("movdqu %[in], %%xmm1\n"
-                         "mov $0x1122334455667788, %%r11\n"
-                         "movq $42, -8(%%rsp)\n"
-                         "mov $1, %%eax\n"
-                         "cmp $2, %%eax\n"
-                         "movl $7, shared(%%rip)\n"
-                         "setb %[cf]\n"
-                         "setnz %[nz]\n"
-                         "movdqu %%xmm1, %[out]\n"
-                         "mov %%r11, %[r11]\n"
-                         "mov -8(%%rsp), %[red]\n"
-                         : [cf] "=&r"(cf), [nz] "=&r"(nz), [out] "=m"(out), [r11] "=&r"(r11), [red] "=&r"(red)
-                         : [in] "m"(in)
-                         : "rax", "r11", "xmm1", "memory", "cc");
+        AROUND_A_STORE("movdqu", "%%xmm1");
     assert(cf == 1 && nz == 1);
     assert(r11 == 0x1122334455667788ul);
     assert(red == 42);
