@@ -4,8 +4,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use common::{check, compile, processes_of, run_in, Scratch};
+use common::{check, checker, compile, processes_of, run_in, Scratch};
 
 /// SV-COMP's fib_bench with NUM=2: 1369 executions under sc, 2376 under tso.
 fn fib(scratch: &Scratch, flags: &[&str]) -> PathBuf {
@@ -116,4 +118,45 @@ fn combine_needs_every_shard_once() {
     let not_json = run_in(&scratch.0, &["combine", binary.to_str().unwrap()]);
     assert_eq!(not_json.status, 2);
     assert_eq!(not_json.stderr.lines().count(), 1, "{}", not_json.stderr);
+}
+
+#[test]
+fn interrupting_the_workers_leaves_nothing() {
+    let scratch = Scratch::new("parallel-interrupt");
+    let tmp = scratch.0.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    // 18263 executions under sc: long enough for the second worker to start
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs/fib.c");
+    let bin = compile(&scratch, &src, "gcc", &["-O2", "-DNUM=3"]);
+    let mut child = Command::new(checker())
+        .args(["-j", "2", "--model", "sc"])
+        .arg(&bin)
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // both fork servers and an execution of one of them
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while processes_of(&bin).len() < 3 {
+        assert!(Instant::now() < deadline, "the second worker never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: signalling the checker we started, by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_of(&bin).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "left behind: {:?}",
+            processes_of(&bin)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "files left in TMPDIR"
+    );
 }
