@@ -193,6 +193,10 @@ struct Splitting<'a> {
     split: &'a Split<'a>,
     /// The depth of the fully branched top; known after the first execution.
     depth: Option<usize>,
+    /// The leaves of the top met so far, and a hash of their prefixes in order: every worker
+    /// and every shard must walk the same top, or their parts do not add up.
+    leaves: u64,
+    leaves_hash: u64,
 }
 
 /// Explore every inequivalent execution; stop at the first error (or go on, with
@@ -221,7 +225,12 @@ pub fn explore_part(
         replay_until: 0,
         names: ThreadNames::default(),
         hand_over: false,
-        split: split.map(|split| Splitting { split, depth: None }),
+        split: split.map(|split| Splitting {
+            split,
+            depth: None,
+            leaves: 0,
+            leaves_hash: 0,
+        }),
     };
     explore_from(x, exec, cfg, progress, false)
 }
@@ -325,6 +334,11 @@ fn explore_from(
             if x.split.as_ref().is_some_and(|s| s.depth.is_none()) && !x.claim(0) {
                 return Ok(Outcome::default());
             }
+            o.top = x
+                .split
+                .as_ref()
+                .filter(|s| s.depth.is_some())
+                .map(|s| (s.leaves, s.leaves_hash));
             return Ok(o);
         }
     }
@@ -509,7 +523,7 @@ impl Explorer<'_> {
             self.refresh_updaters(&mut run);
             if self.top_depth() == Some(pos) {
                 // a new leaf of the split top: explore below it only if it is ours
-                if self.nodes.len() <= pos && !self.claim(pos) {
+                if self.nodes.len() <= pos && !self.leaf(pos) {
                     exec.end()?;
                     return Ok((RunEnd::Skipped, run));
                 }
@@ -1164,6 +1178,18 @@ impl Explorer<'_> {
             .collect()
     }
 
+    /// A leaf of the split top, reached by the first `k` decisions: count it into the top's
+    /// fingerprint; does this worker explore it?
+    fn leaf(&mut self, k: usize) -> bool {
+        let prefix = self.prefix(k);
+        if let Some(s) = self.split.as_mut() {
+            s.leaves += 1;
+            s.leaves_hash =
+                (s.leaves_hash ^ super::prefix_hash(&prefix)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.claim(k)
+    }
+
     /// Does this worker explore the leaf of the split top the first `k` decisions reach?
     fn claim(&self, k: usize) -> bool {
         self.split
@@ -1177,7 +1203,7 @@ impl Explorer<'_> {
         match self.top_depth() {
             Some(depth) if !run.claimed && !matches!(end, RunEnd::Skipped) => {
                 let k = depth.min(run.trace.len()).min(self.nodes.len());
-                if self.claim(k) {
+                if self.leaf(k) {
                     end
                 } else {
                     RunEnd::Skipped
@@ -1216,7 +1242,7 @@ impl Explorer<'_> {
             }
         }
         let k = depth.min(run.trace.len()).min(self.nodes.len());
-        if !self.claim(k) {
+        if !self.leaf(k) {
             self.nodes.truncate(depth);
         }
         self.claim(0)

@@ -269,6 +269,9 @@ pub struct Outcome {
     /// How many complete executions (not ending in an error) recorded each observation; empty
     /// when the program observes nothing.
     pub observations: BTreeMap<Observation, u64>,
+    /// Split exploration ran to its end: the leaves of the top and a hash of their prefixes
+    /// (the same in every worker and shard of one exploration, if the program is deterministic).
+    pub top: Option<(u64, u64)>,
 }
 
 /// How one worker takes part in an exploration shared by several (`-j`, `--shard`).

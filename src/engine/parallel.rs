@@ -170,6 +170,7 @@ impl Outcome {
         for (seen, n) in other.observations {
             *self.observations.entry(seen).or_insert(0) += n;
         }
+        self.top = self.top.or(other.top);
     }
 }
 
@@ -230,13 +231,18 @@ mod tests {
             for jobs in [2, 3] {
                 assert_eq!(run(jobs, None, model, None).stats.executions, alone);
             }
-            let shards: u64 = (0..3)
-                .map(|index| {
-                    let shard = Some(Shard { index, count: 3 });
-                    run(2, shard, model, None).stats.executions
-                })
-                .sum();
+            let parts: Vec<Outcome> = (0..3)
+                .map(|index| run(2, Some(Shard { index, count: 3 }), model, None))
+                .collect();
+            let shards: u64 = parts.iter().map(|o| o.stats.executions).sum();
             assert_eq!(shards, alone, "{}", model.name());
+            // every shard walked the same top, and it was split
+            assert!(parts[0].top.is_some_and(|(leaves, _)| leaves > 1));
+            assert!(
+                parts.iter().all(|o| o.top == parts[0].top),
+                "{}",
+                model.name()
+            );
         }
     }
 

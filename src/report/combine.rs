@@ -78,6 +78,21 @@ pub fn combine(results: &[ShardResult]) -> Result<Value, String> {
             missing.join(", ")
         ));
     }
+    // Shards that ran to their end must have walked the same top of the tree; if the program
+    // behaved differently in their first executions, their parts need not add up to the whole.
+    if results.iter().all(|r| !r.value["error"].is_object()) {
+        if let Some(other) = results
+            .iter()
+            .find(|r| r.value["top"] != first.value["top"])
+        {
+            return Err(format!(
+                "{} and {} split the exploration differently (top {} and {}): the program's \
+                 first executions are not deterministic, so the shards may not cover every \
+                 execution; check it in one run (-j) instead",
+                first.source, other.source, first.value["top"], other.value["top"]
+            ));
+        }
+    }
     let total =
         |field: &str| -> u64 { results.iter().filter_map(|r| r.value[field].as_u64()).sum() };
     let mut ordered: Vec<&ShardResult> = results.iter().collect();
@@ -181,6 +196,7 @@ mod tests {
             "schema": JSON_SCHEMA, "verdict": "ok", "model": "tso", "program": "a.out",
             "executions": executions, "blocked": 1, "bounded": 0, "events": 10,
             "elapsed_s": 0.5, "jobs": 2, "shard": format!("{k}/{n}"),
+            "top": {"leaves": 40, "hash": "00000000deadbeef"},
         });
         if let Some(m) = error {
             let e = json!({"kind": "assertion", "message": m, "count": 1});
@@ -224,6 +240,13 @@ mod tests {
         let mut other = shard(2, 2, 1, None);
         other.value["model"] = json!("sc");
         assert!(err(&[shard(1, 2, 1, None), other]).contains("different checks"));
+        let mut other = shard(2, 2, 1, None);
+        other.value["top"]["leaves"] = json!(41);
+        assert!(err(&[shard(1, 2, 1, None), other]).contains("split the exploration differently"));
+        // an error found is real whatever the top: no complaint then
+        let mut other = shard(2, 2, 1, Some("boom"));
+        other.value["top"]["leaves"] = json!(41);
+        assert!(combine(&[shard(1, 2, 1, None), other]).is_ok());
         assert!(parse("x", "not json\n").is_err());
         assert!(parse("x", "").is_err());
     }

@@ -470,6 +470,9 @@ pub fn json(
     if let Some((k, n)) = part.shard {
         o["shard"] = json!(format!("{k}/{n}"));
     }
+    if let Some((leaves, hash)) = outcome.top {
+        o["top"] = json!({ "leaves": leaves, "hash": format!("{hash:016x}") });
+    }
     let file = |k: usize| schedule_files.get(k).map(PathBuf::as_path);
     if !outcome.errors.is_empty() {
         o["errors"] = json!(outcome
