@@ -33,7 +33,9 @@ fn start_spinning(bin: &std::path::Path, shell: bool) -> std::process::Child {
         c.arg(bin);
         c
     };
+    // in the scratch directory: a checker that reports the hang saves its schedule there
     let child = cmd
+        .current_dir(bin.parent().unwrap())
         .env("TMPDIR", bin.parent().unwrap().join("tmp"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -131,6 +131,7 @@ fn interrupting_the_workers_leaves_nothing() {
     let mut child = Command::new(checker())
         .args(["-j", "2", "--model", "sc"])
         .arg(&bin)
+        .current_dir(&scratch.0)
         .env("TMPDIR", &tmp)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
