@@ -151,13 +151,15 @@ static void apply_patch(struct smc_slot *s, uint64_t addr, uint64_t size) {
 }
 
 /* Buffered stores the supervisor let reach memory while this thread waited. */
+/* A buffered store reaches memory (bytes the supervisor sent: checked before use). */
+static void commit_bytes(uint64_t addr, const uint8_t *bytes, uint32_t size) {
+    if (addr >= 4096 && size <= SMC_MAX_ACCESS) memcpy((void *)addr, bytes, size);
+}
+
 static void apply_commits(void) {
     uint32_t n = LOAD(&ch->ncommits);
     if (n > SMC_MAX_COMMITS) n = SMC_MAX_COMMITS;
-    for (uint32_t i = 0; i < n; i++) {
-        const struct smc_commit *c = &ch->commits[i];
-        if (c->addr >= 4096 && c->size <= SMC_MAX_ACCESS) memcpy((void *)c->addr, c->bytes, c->size);
-    }
+    for (uint32_t i = 0; i < n; i++) commit_bytes(ch->commits[i].addr, ch->commits[i].bytes, ch->commits[i].size);
     STORE(&ch->ncommits, 0);
 }
 
@@ -237,7 +239,7 @@ static int run_script(void) {
         if (!log_epoch(k)) return 0;
         const struct smc_script_step *st = &ch->script[k];
         if (st->slot == SMC_SCRIPT_COMMIT) {
-            if (st->addr >= 4096 && st->size <= SMC_MAX_ACCESS) memcpy((void *)st->addr, st->bytes, st->size);
+            commit_bytes(st->addr, st->bytes, st->size);
             ch->script_done = k + 1;
             continue;
         }

@@ -244,11 +244,16 @@ fn run_combine(cli: &CombineCli) -> Result<u8, UsageError> {
     } else {
         print!("{}", combine::text(&o));
     }
-    Ok(match o["verdict"].as_str() {
-        Some("error") => EXIT_ERROR_FOUND,
-        Some("bounded") => EXIT_BOUNDED,
+    Ok(exit_status(o["verdict"].as_str().unwrap_or("")))
+}
+
+/// The exit status of a verdict (`report::verdict`).
+fn exit_status(verdict: &str) -> u8 {
+    match verdict {
+        "error" => EXIT_ERROR_FOUND,
+        "bounded" => EXIT_BOUNDED,
         _ => EXIT_OK,
-    })
+    }
 }
 
 fn main() -> ExitCode {
@@ -578,11 +583,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
             report::json(&sym, &model_name, &outcome, elapsed, &saved, part)
         );
     }
-    Ok(match report::verdict(&outcome) {
-        "error" => EXIT_ERROR_FOUND,
-        "bounded" => EXIT_BOUNDED,
-        _ => EXIT_OK,
-    })
+    Ok(exit_status(report::verdict(&outcome)))
 }
 
 /// Where the k-th distinct error's schedule goes: `--schedule FILE` (then FILE.2, FILE.3...),

@@ -60,8 +60,17 @@ impl Node {
     fn covers(&self, t: ThreadId) -> bool {
         self.chosen == t
             || self.backtrack.contains(&t)
-            || self.sleep.iter().any(|(s, _)| *s == t)
+            || self.asleep(t)
             || self.explored.iter().any(|(s, _)| *s == t)
+    }
+
+    fn asleep(&self, t: ThreadId) -> bool {
+        self.sleep.iter().any(|(s, _)| *s == t)
+    }
+
+    /// The enabled threads not in the inherited sleep set.
+    fn awake(&self) -> impl Iterator<Item = ThreadId> + '_ {
+        self.enabled.iter().copied().filter(|&t| !self.asleep(t))
     }
 }
 
@@ -331,7 +340,7 @@ fn explore_from(
         }
         if !more {
             // ended before the split: every worker explored the same, one counts it
-            if x.split.as_ref().is_some_and(|s| s.depth.is_none()) && !x.claim(0) {
+            if x.split.as_ref().is_some_and(|s| s.depth.is_none()) && !x.claims_the_start() {
                 return Ok(Outcome::default());
             }
             o.top = x
@@ -509,7 +518,7 @@ impl Explorer<'_> {
             .iter()
             .map_while(|n| n.step.clone())
             .collect();
-        exec.script(&script);
+        exec.script(script);
         let mut snap = match exec.begin() {
             Err(ExecError::Timeout { .. }) => {
                 return Ok((self.timed_out(&run, ThreadId::MAIN), run))
@@ -1182,19 +1191,18 @@ impl Explorer<'_> {
     /// fingerprint; does this worker explore it?
     fn leaf(&mut self, k: usize) -> bool {
         let prefix = self.prefix(k);
-        if let Some(s) = self.split.as_mut() {
-            s.leaves += 1;
-            s.leaves_hash =
-                (s.leaves_hash ^ super::prefix_hash(&prefix)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.claim(k)
+        let Some(s) = self.split.as_mut() else {
+            return true;
+        };
+        s.leaves += 1;
+        s.leaves_hash =
+            (s.leaves_hash ^ super::prefix_hash(&prefix)).wrapping_mul(0x0100_0000_01b3);
+        (s.split.claim)(&prefix)
     }
 
-    /// Does this worker explore the leaf of the split top the first `k` decisions reach?
-    fn claim(&self, k: usize) -> bool {
-        self.split
-            .as_ref()
-            .is_none_or(|s| (s.split.claim)(&self.prefix(k)))
+    /// Does this worker count the executions explored before the split (the empty prefix)?
+    fn claims_the_start(&self) -> bool {
+        self.split.as_ref().is_none_or(|s| (s.split.claim)(&[]))
     }
 
     /// Split exploration, once the top is set: an execution that ended inside the top (before
@@ -1224,28 +1232,21 @@ impl Explorer<'_> {
             .nodes
             .iter()
             .position(|n| {
-                let awake = n
-                    .enabled
-                    .iter()
-                    .filter(|t| !n.sleep.iter().any(|(s, _)| s == *t));
-                product = product.saturating_mul((awake.count() as u64 * n.alts as u64).max(1));
+                product = product.saturating_mul((n.awake().count() as u64 * n.alts as u64).max(1));
                 product >= split.split.leaves
             })
             .map_or(self.nodes.len(), |p| p + 1);
         (split.split.on_split)();
         self.split.as_mut().unwrap().depth = Some(depth);
         for n in &mut self.nodes[..depth] {
-            for &t in &n.enabled {
-                if !n.backtrack.contains(&t) && !n.sleep.iter().any(|(s, _)| *s == t) {
-                    n.backtrack.push(t);
-                }
-            }
+            let missing: Vec<ThreadId> = n.awake().filter(|t| !n.backtrack.contains(t)).collect();
+            n.backtrack.extend(missing);
         }
         let k = depth.min(run.trace.len()).min(self.nodes.len());
         if !self.leaf(k) {
             self.nodes.truncate(depth);
         }
-        self.claim(0)
+        self.claims_the_start()
     }
 
     /// Move to the deepest node with something left to explore. False when done.
@@ -1264,10 +1265,10 @@ impl Explorer<'_> {
                     node.explored.push((node.chosen, te.ev.clone()));
                 }
             }
-            let candidates = node.backtrack.iter().copied().filter(|t| {
-                node.enabled.contains(t)
-                    && !node.explored.iter().any(|(s, _)| s == t)
-                    && !node.sleep.iter().any(|(s, _)| s == t)
+            let candidates = node.backtrack.iter().copied().filter(|&t| {
+                node.enabled.contains(&t)
+                    && !node.explored.iter().any(|(s, _)| *s == t)
+                    && !node.asleep(t)
             });
             // In the split top every worker must take the same order: ids depend on which
             // subtrees a worker explored, spawn-tree paths do not.

@@ -128,7 +128,7 @@ pub trait Executor {
     /// The next execution begins with these steps, in this order: the engine will ask for
     /// exactly them first (`step` and `commit` with the same slots, replies and bytes), so an
     /// executor may run them ahead and answer those calls from what it recorded.
-    fn script(&mut self, steps: &[ScriptStep]) {
+    fn script(&mut self, steps: Vec<ScriptStep>) {
         let _ = steps;
     }
     /// Give the stopped execution to a debugger: `slot` may run its pending operation with

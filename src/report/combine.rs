@@ -169,21 +169,17 @@ pub fn text(o: &Value) -> String {
                 .unwrap_or_default()
         ));
     }
-    let model = o["model"].as_str().unwrap_or("?");
-    out.push_str(&match o["verdict"].as_str() {
-        Some("error") => format!(
-            "verdict: ERROR ({}): {}\n",
+    let error = o["error"].is_object().then(|| {
+        (
             o["error"]["kind"].as_str().unwrap_or("?"),
-            o["error"]["message"].as_str().unwrap_or("?")
-        ),
-        Some("bounded") => format!(
-            "verdict: BOUNDED: no error found, but {} execution(s) were cut at the step bound\n",
-            o["bounded"]
-        ),
-        _ => format!(
-            "verdict: OK: no assertion failure, crash, deadlock or hang is reachable under {model}\n"
-        ),
+            o["error"]["message"].as_str().unwrap_or("?"),
+        )
     });
+    out.push_str(&super::verdict_line(
+        o["model"].as_str().unwrap_or("?"),
+        error,
+        o["bounded"].as_u64().unwrap_or(0),
+    ));
     out
 }
 

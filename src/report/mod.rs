@@ -527,13 +527,25 @@ pub fn summary_text(model: &str, outcome: &Outcome, elapsed_s: f64, part: Part) 
         ));
         return out;
     }
-    out.push_str(&match (&outcome.error, s.bounded) {
-        (Some(cx), _) => format!("verdict: ERROR ({}): {}\n", cx.kind.name(), cx.message),
-        (None, 0) => format!("verdict: OK: no assertion failure, crash, deadlock or hang is reachable under {model}\n"),
+    let error = outcome
+        .error
+        .as_ref()
+        .map(|cx| (cx.kind.name(), cx.message.as_str()));
+    out.push_str(&verdict_line(model, error, s.bounded));
+    out
+}
+
+/// The verdict line of a check (or of combined shards): the error (kind, message) if one was
+/// found, else bounded if executions were cut, else OK.
+pub fn verdict_line(model: &str, error: Option<(&str, &str)>, bounded: u64) -> String {
+    match (error, bounded) {
+        (Some((kind, message)), _) => format!("verdict: ERROR ({kind}): {message}\n"),
+        (None, 0) => format!(
+            "verdict: OK: no assertion failure, crash, deadlock or hang is reachable under {model}\n"
+        ),
         (None, n) => format!(
             "verdict: BOUNDED: no error found, but {n} execution(s) were cut at the step bound \
              (often a spin loop that is not a plain await loop; see --max-steps)\n"
         ),
-    });
-    out
+    }
 }

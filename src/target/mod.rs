@@ -119,8 +119,6 @@ pub struct NativeTarget {
 /// Everything the startup can fail with is a message for the user.
 pub type StartError = String;
 
-const MAX_THREADS_USIZE: usize = channel::MAX_THREADS;
-
 /// What the runtime ran of the current execution's script, and how far the engine has got.
 struct Replayed {
     steps: Vec<ScriptStep>,
@@ -349,7 +347,7 @@ impl NativeTarget {
                 break;
             }
             let slot = slot as usize;
-            if slot >= MAX_THREADS_USIZE {
+            if slot >= channel::MAX_THREADS {
                 return Err(read::corrupted("script log"));
             }
             scratch.put_slot(slot, copy);
@@ -357,23 +355,24 @@ impl NativeTarget {
             scratch.nthreads().store(n, SeqCst);
             r.next_entry += 1;
         }
-        ChannelReader {
-            ch: scratch,
-            plan: &self.plan,
-            load_bias: self.load_bias,
-            tramp: self.tramp,
-        }
-        .snapshot(false)
+        self.reader_of(scratch).snapshot(false)
     }
 
-    /// If the engine's next step is one the runtime already ran, its resulting state.
-    fn replayed_step(&mut self, step: ScriptStep) -> Option<Result<Snapshot, ExecError>> {
+    /// If the engine's next step is one the runtime already ran (`is_next` says whether the
+    /// script's step is the one asked for), the state it left.
+    fn replayed_step(
+        &mut self,
+        is_next: impl FnOnce(&ScriptStep) -> bool,
+    ) -> Option<Result<Snapshot, ExecError>> {
         let r = self.replayed.as_mut()?;
-        if r.steps.get(r.served) != Some(&step) {
-            return Some(Err(ExecError::Fatal(format!(
-                "internal: the engine asked for {step:?} where the script had {:?}",
-                r.steps.get(r.served)
-            ))));
+        match r.steps.get(r.served) {
+            Some(step) if is_next(step) => {}
+            step => {
+                return Some(Err(ExecError::Fatal(format!(
+                    "internal: the engine left the script at its step {} ({step:?})",
+                    r.served
+                ))))
+            }
         }
         r.served += 1;
         let epoch = r.served;
@@ -382,8 +381,13 @@ impl NativeTarget {
 
     /// Validated reads of the channel.
     fn reader(&self) -> ChannelReader<'_> {
+        self.reader_of(&self.ch)
+    }
+
+    /// Validated reads of `ch`: the live channel, or the scratch one of a scripted replay.
+    fn reader_of<'a>(&'a self, ch: &'a Channel) -> ChannelReader<'a> {
         ChannelReader {
-            ch: &self.ch,
+            ch,
             plan: &self.plan,
             load_bias: self.load_bias,
             tramp: self.tramp,
@@ -539,9 +543,7 @@ impl Executor for NativeTarget {
         }
         self.ch.reset_execution();
         self.replayed = None;
-        let script = std::mem::take(&mut self.script);
-        self.ch.set_script(&script);
-        self.script = script;
+        self.ch.set_script(&self.script);
         self.in_exec = true;
 
         self.ch.fs_cmd().fetch_add(1, SeqCst);
@@ -550,18 +552,13 @@ impl Executor for NativeTarget {
         self.serve_script(live)
     }
 
-    fn script(&mut self, steps: &[ScriptStep]) {
-        self.script.clear();
-        self.script
-            .extend_from_slice(&steps[..steps.len().min(channel::MAX_SCRIPT)]);
+    fn script(&mut self, steps: Vec<ScriptStep>) {
+        self.script = steps;
     }
 
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
-        let step = ScriptStep::Run {
-            slot,
-            reply: reply.clone(),
-        };
-        if let Some(r) = self.replayed_step(step) {
+        let is_next = |s: &ScriptStep| matches!(s, ScriptStep::Run { slot: n, reply: r } if *n == slot && r == reply);
+        if let Some(r) = self.replayed_step(is_next) {
             return r;
         }
         let i = self.set_reply(slot, reply)?;
@@ -570,11 +567,8 @@ impl Executor for NativeTarget {
     }
 
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
-        let step = ScriptStep::Commit {
-            addr,
-            bytes: bytes.to_vec(),
-        };
-        if let Some(r) = self.replayed_step(step) {
+        let is_next = |s: &ScriptStep| matches!(s, ScriptStep::Commit { addr: a, bytes: b } if *a == addr && b == bytes);
+        if let Some(r) = self.replayed_step(is_next) {
             return r.map(|_| ());
         }
         if self.ch.push_commit(addr, bytes) {
