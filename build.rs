@@ -8,6 +8,8 @@ fn main() {
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap();
     for f in [
         "runtime/smc_rt.c",
+        "runtime/snapshot.c",
+        "runtime/snapshot.h",
         "runtime/channel.h",
         "runtime/smc_verifier.h",
         "runtime/smc_verifier.c",
@@ -16,6 +18,7 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=targets/{arch}/arch.h");
     println!("cargo:rerun-if-changed=targets/{arch}/hook.h");
+    println!("cargo:rerun-if-changed=targets/{arch}/coro.h");
     let compiler = cc::Build::new().get_compiler();
     let run = |args: &[&str], what: &str| {
         let status = Command::new(compiler.path())
@@ -44,6 +47,7 @@ fn main() {
             "-o",
             rt.to_str().unwrap(),
             "runtime/smc_rt.c",
+            "runtime/snapshot.c",
             "-ldl",
             "-lpthread",
         ],

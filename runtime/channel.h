@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 5
+#define SMC_CHANNEL_VERSION 6
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -174,6 +174,11 @@ struct smc_log_entry {
                                     * stops the failing thread (SIGSTOP) for the debugger */
 #define SMC_FLAG_CAPTURED 8u       /* stdout and stderr are the supervisor's capture file */
 
+/* smc_header.coroutines */
+#define SMC_COROUTINES_OFF 0    /* one process per execution, real threads */
+#define SMC_COROUTINES_ON 1     /* a worker runs executions with coroutine threads */
+#define SMC_COROUTINES_FAILED 2 /* a worker could not set them up: fork per execution from now */
+
 /* Error kinds reported by the runtime (first error wins). */
 enum smc_err {
     SMC_ERR_NONE = 0,
@@ -216,8 +221,14 @@ struct smc_header {
     uint32_t fs_quit;
     int32_t child_pid;
     int32_t wait_status;
-    uint32_t exec_done; /* the execution's process has been reaped */
+    uint32_t exec_done; /* the fs_cmd value of the last execution that ended (0: none) */
     uint32_t abort;     /* the supervisor asks the execution's threads to exit */
+    /* executions run by a worker process: the program's threads are coroutines of one OS thread
+     * and the process is reset from a snapshot taken at main (no fork per execution) */
+    uint32_t coroutines;  /* runtime: SMC_COROUTINES_* */
+    uint32_t rt_wake;     /* futex: bumped by the supervisor after a go when coroutines is ON */
+    uint32_t worker_cmd;  /* worker: fs_cmd of the execution it runs now, 0 between them */
+    uint32_t worker_last; /* worker: fs_cmd of the last execution it finished */
     /* scheduling */
     uint32_t sup_futex; /* bumped whenever the supervisor has something to look at */
     uint32_t running;   /* threads currently running (0 or 1, 2 during a spawn) */

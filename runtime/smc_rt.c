@@ -28,10 +28,13 @@
 #include <ucontext.h>
 #include <unistd.h>
 #include <linux/futex.h>
+#include <malloc.h>
 
 #include "channel.h"
 #include "arch.h"
+#include "coro.h"
 #include "hook.h"
+#include "snapshot.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #ifndef MAP_FIXED_NOREPLACE
@@ -48,6 +51,24 @@ static int g_active;
 static volatile int g_exiting; /* the execution has ended: run everything natively */
 static pthread_t g_tids[SMC_MAX_THREADS];
 static uint64_t g_main_stack_lo, g_main_stack_hi;
+
+/* ---- coroutines: a worker process runs execution after execution, the program's threads as
+ * coroutines of its one OS thread, and puts its memory back from a snapshot after each ---- */
+static int g_coroutines;
+static struct coro {
+    uint64_t sp, fs;
+    int waiting; /* suspended in wait_go: the host may resume it once its go is set */
+    void *ret;   /* what the thread returned, for pthread_join */
+    char *tls;   /* its TLS area, kept for the next executions */
+} g_co[SMC_MAX_THREADS];
+static uint64_t g_host_sp;  /* the worker's loop, on the process's own stack */
+static int g_cur = -1;      /* the coroutine running, -1 for the host */
+static int g_resume = -1;   /* who runs next when the current one waits: a creator whose child
+                             * has announced its first event */
+static int g_exec_over, g_exec_status, g_exec_flush;
+static int g_exit_for_real; /* the execution registered an exit handler: end it with exit() */
+static int g_argc;
+static char **g_argv, **g_envp;
 
 /* ---- per-thread state ---- */
 static __thread int t_slot = -1;
@@ -77,6 +98,14 @@ static void (*real_assert_fail)(const char *, const char *, unsigned, const char
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+
+/* Forward to the function this one interposes. */
+#define REAL(name, ...)                                                                            \
+    do {                                                                                           \
+        static __typeof__(name) *real_fn;                                                          \
+        if (!real_fn) real_fn = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);                       \
+        return real_fn(__VA_ARGS__);                                                               \
+    } while (0)
 
 static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts) {
     return syscall(SYS_futex, w, op, val, ts, NULL, 0);
@@ -197,9 +226,18 @@ static void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr
 /* A waiting thread sleeps at once. Spinning first (every waiter, or one at a time) took the
  * cores from the thread that runs and from the supervisor: 2x fewer executions/s on 2 cores
  * (BENCHMARKS.md). The supervisor spins instead; it is the one that is woken next. */
+static void co_wait(void);
+static void co_end(int status, int flush) __attribute__((noreturn));
+
 static void wait_go(struct smc_slot *s) {
-    while (!LOAD(&s->go)) futex(&s->go, FUTEX_WAIT, 0, NULL);
-    if (LOAD(&ch->abort)) die_now(0);
+    if (g_coroutines)
+        while (!LOAD(&s->go)) co_wait();
+    else
+        while (!LOAD(&s->go)) futex(&s->go, FUTEX_WAIT, 0, NULL);
+    if (LOAD(&ch->abort)) {
+        if (g_coroutines) co_end(0, 0);
+        die_now(0);
+    }
     if (LOAD(&ch->ncommits)) apply_commits();
     STORE(&s->go, 0);
     STORE(&s->state, SMC_SLOT_RUNNING);
@@ -252,7 +290,7 @@ static int run_script(void) {
         ch->script_done = k + 1;
         STORE(&ch->running, 1);
         STORE(&s->go, 1);
-        if (st->slot != (uint32_t)t_slot) futex(&s->go, FUTEX_WAKE, 1, NULL);
+        if (st->slot != (uint32_t)t_slot && !g_coroutines) futex(&s->go, FUTEX_WAKE, 1, NULL);
         return 1;
     }
     return 0;
@@ -272,6 +310,7 @@ static void all_waiting(void) {
 static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg,
                          uint64_t pc, uint64_t hash, uint32_t site) {
     struct smc_slot *s = &ch->slots[t_slot];
+    int saved_errno = errno; /* the program's, and the wait makes system calls */
     undo_tentative(s);
     publish_prev(s);
     s->op = op;
@@ -283,9 +322,10 @@ static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t si
     s->hash = hash;
     s->site = site;
     STORE(&s->state, SMC_SLOT_STOPPED);
-    if (op == SMC_OP_THREAD_START) futex_wake_all(&s->state); /* the creator waits for this */
+    if (op == SMC_OP_THREAD_START && !g_coroutines) futex_wake_all(&s->state); /* the creator waits */
     if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) all_waiting();
     wait_go(s);
+    errno = saved_errno;
     return LOAD(&s->reply);
 }
 
@@ -472,10 +512,12 @@ static void install_handlers(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_trap;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    /* not blocked in its own handler: a coroutine may switch to another one that traps */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     sys_sigaction(SIGTRAP, &sa, NULL);
     sa.sa_sigaction = on_fatal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
     for (unsigned i = 1; i < N_RUNTIME_SIGNALS; i++) sys_sigaction(runtime_signals[i], &sa, NULL);
 }
 
@@ -730,29 +772,49 @@ static void stack_bounds(uint64_t *lo, uint64_t *hi) {
 }
 
 static void reserve_stacks(void);
+static void run_worker(uint32_t cmd);
+
+/* Wait for the next command after `seen`; exits when the supervisor quits. */
+static uint32_t next_command(uint32_t seen) {
+    uint32_t cmd;
+    while ((cmd = LOAD(&ch->fs_cmd)) == seen && !LOAD(&ch->fs_quit)) futex(&ch->fs_cmd, FUTEX_WAIT, seen, NULL);
+    if (LOAD(&ch->fs_quit)) die_now(0);
+    return cmd;
+}
+
+/* Bytes the execution wrote to the capture file (fds 1 and 2 share its offset). */
+static void note_output(void) {
+    off_t end = lseek(1, 0, SEEK_CUR);
+    STORE(&ch->out_len, end < 0 ? 0 : (uint64_t)end);
+}
 
 static int smc_main(int argc, char **argv, char **envp) {
     if (!g_active) return real_main(argc, argv, envp);
     stack_bounds(&g_main_stack_lo, &g_main_stack_hi);
     reserve_stacks();
+    g_argc = argc;
+    g_argv = argv;
+    g_envp = envp;
+    /* a debugger follows one process per execution */
+    int coroutines = !getenv("SMC_NO_COROUTINES") && !(ch->flags & SMC_FLAG_DEBUGGABLE);
     pid_t server = getpid();
     uint32_t seen = LOAD(&ch->fs_cmd);
     STORE(&ch->init_state, SMC_INIT_READY);
     notify_supervisor();
     for (;;) {
-        uint32_t cmd;
-        while ((cmd = LOAD(&ch->fs_cmd)) == seen && !LOAD(&ch->fs_quit))
-            futex(&ch->fs_cmd, FUTEX_WAIT, seen, NULL);
-        if (LOAD(&ch->fs_quit)) die_now(0);
+        uint32_t cmd = next_command(seen);
         seen = cmd;
         int captured = (ch->flags & SMC_FLAG_CAPTURED) != 0;
-        if (captured) lseek(1, 0, SEEK_SET); /* fds 1 and 2 share this offset */
+        if (captured) lseek(1, 0, SEEK_SET);
+        int worker = coroutines && LOAD(&ch->coroutines) != SMC_COROUTINES_FAILED;
+        if (worker) STORE(&ch->worker_cmd, cmd);
         pid_t pid = fork(); /* not in an execution here: the interposed fork forwards */
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != server) die_now(0);
             /* yama's ptrace_scope=1 only lets ancestors trace; gdb is not ours */
             if (ch->flags & SMC_FLAG_DEBUGGABLE) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
+            if (worker) run_worker(cmd); /* returns only if it cannot run coroutines */
             t_slot = 0;
             t_stack_lo = g_main_stack_lo;
             t_stack_hi = g_main_stack_hi;
@@ -769,13 +831,19 @@ static int smc_main(int argc, char **argv, char **envp) {
             int st = 0;
             while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
             }
+            if (worker) {
+                /* a worker ends by dying: report the execution it was in, if any */
+                uint32_t in = LOAD(&ch->worker_cmd);
+                if (!in) {
+                    seen = LOAD(&ch->worker_last);
+                    continue;
+                }
+                seen = cmd = in;
+            }
             STORE(&ch->wait_status, st);
         }
-        if (captured) {
-            off_t end = lseek(1, 0, SEEK_CUR);
-            STORE(&ch->out_len, end < 0 ? 0 : (uint64_t)end);
-        }
-        STORE(&ch->exec_done, 1);
+        if (captured) note_output();
+        STORE(&ch->exec_done, cmd);
         notify_supervisor();
     }
 }
@@ -802,6 +870,7 @@ struct start_arg {
  * pthread_getattr_np per thread and execution (each cost system calls and page faults). */
 static struct start_arg g_start[SMC_MAX_THREADS];
 static char *g_stack_area;
+static char g_stack_ready[SMC_MAX_THREADS]; /* usable in this process */
 #define SMC_STACK_SPAN (8ul << 20)
 #define SMC_STACK_GUARD (64ul << 10)
 
@@ -812,16 +881,23 @@ static void reserve_stacks(void) {
     g_stack_area = p == MAP_FAILED ? NULL : p;
 }
 
-/* Attributes running slot n on its own stack (the guard below it stays PROT_NONE). */
-static int own_stack(uint32_t n, pthread_attr_t *attr, struct start_arg *a) {
-    if (!g_stack_area || n == 0) return 0;
+/* The stack of slot n (the guard below it stays PROT_NONE); 0 if there is none. */
+static int slot_stack(uint32_t n, struct start_arg *a) {
+    if (!g_stack_area) return 0;
     char *lo = g_stack_area + (size_t)n * SMC_STACK_SPAN + SMC_STACK_GUARD;
     size_t size = SMC_STACK_SPAN - SMC_STACK_GUARD;
-    if (mprotect(lo, size, PROT_READ | PROT_WRITE) != 0) return 0;
-    if (pthread_attr_init(attr) != 0) return 0;
-    pthread_attr_setstack(attr, lo, size);
+    if (!g_stack_ready[n] && mprotect(lo, size, PROT_READ | PROT_WRITE) != 0) return 0;
+    g_stack_ready[n] = 1;
     a->stack_lo = (uint64_t)(uintptr_t)lo;
     a->stack_hi = a->stack_lo + size;
+    return 1;
+}
+
+/* Attributes running slot n (not main's) on its own stack. */
+static int own_stack(uint32_t n, pthread_attr_t *attr, struct start_arg *a) {
+    if (n == 0 || !slot_stack(n, a)) return 0;
+    if (pthread_attr_init(attr) != 0) return 0;
+    pthread_attr_setstack(attr, (void *)(uintptr_t)a->stack_lo, a->stack_hi - a->stack_lo);
     return 1;
 }
 
@@ -833,10 +909,10 @@ static int slot_of(pthread_t t) {
 }
 
 static void thread_finish(void *ret) {
-    (void)ret;
     smc_stop(SMC_OP_THREAD_EXIT, 0, 0, 0, 0, 0, 0, 0);
     struct smc_slot *s = &ch->slots[t_slot];
     publish_prev(s);
+    g_co[t_slot].ret = ret;
     t_slot = -1;
     STORE(&s->state, SMC_SLOT_EXITED);
     if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) all_waiting();
@@ -857,6 +933,148 @@ static void *thread_start(void *p) {
     return ret;
 }
 
+/* ---- the coroutine worker ---- */
+
+static void co_switch(int to) {
+    int from = g_cur;
+    g_cur = to;
+    smc_coro_switch(from < 0 ? &g_host_sp : &g_co[from].sp, to < 0 ? g_host_sp : g_co[to].sp,
+                    to < 0 ? smc_tls.main_tp : g_co[to].fs);
+}
+
+/* The running coroutine waits for its go: another one runs, or the host waits for the
+ * supervisor. */
+static void co_wait(void) {
+    int me = g_cur, to = g_resume;
+    g_resume = -1;
+    g_co[me].waiting = 1;
+    co_switch(to);
+    g_co[me].waiting = 0;
+}
+
+/* The execution is over (`status` as waitpid would say; stdio flushed as exit would): back
+ * to the host, never to return. */
+static void co_end(int status, int flush) {
+    g_exiting = 1;
+    g_exec_over = 1;
+    g_exec_status = status;
+    g_exec_flush = flush;
+    co_switch(-1);
+    __builtin_unreachable();
+}
+
+/* The running coroutine's thread has exited. */
+static void __attribute__((noreturn)) co_gone(void) {
+    g_co[g_cur].waiting = 0;
+    co_switch(-1);
+    __builtin_unreachable();
+}
+
+static void __attribute__((noreturn)) co_main(void) {
+    t_slot = 0;
+    t_stack_lo = g_start[0].stack_lo;
+    t_stack_hi = g_start[0].stack_hi;
+    g_tids[0] = pthread_self();
+    int r = real_main(g_argc, g_argv, g_envp);
+    if (in_execution()) smc_stop(SMC_OP_PROCESS_EXIT, 0, 0, 0, (uint64_t)r, 0, 0, 0);
+    co_end((r & 0xff) << 8, 1);
+}
+
+static void __attribute__((noreturn)) co_thread(void) {
+    thread_start(&g_start[g_cur]);
+    co_gone();
+}
+
+/* Run one execution: main as coroutine 0, then whichever coroutine the supervisor (or the
+ * script) lets go, until it ends. Returns its status, as waitpid would. */
+static int co_execution(void) {
+    g_exec_over = 0;
+    g_exiting = 0;
+    g_resume = -1;
+    for (int i = 0; i < SMC_MAX_THREADS; i++) g_co[i].waiting = 0;
+    g_co[0].fs = smc_tls.main_tp;
+    g_co[0].sp = smc_coro_frame(g_start[0].stack_hi, co_main);
+    co_switch(0);
+    while (!g_exec_over) {
+        uint32_t seq = LOAD(&ch->rt_wake);
+        if (LOAD(&ch->abort)) return 0; /* as die_now(0), output not flushed */
+        uint32_t n = LOAD(&ch->nthreads), exited = 0;
+        if (n > SMC_MAX_THREADS) n = SMC_MAX_THREADS;
+        int next = -1;
+        for (uint32_t i = 0; i < n && next < 0; i++) {
+            if (g_co[i].waiting && LOAD(&ch->slots[i].go)) next = (int)i;
+            exited += LOAD(&ch->slots[i].state) == SMC_SLOT_EXITED;
+        }
+        if (next >= 0) {
+            co_switch(next);
+            continue;
+        }
+        if (exited == n) { /* main left by pthread_exit, and the last thread has exited */
+            fflush(NULL);
+            return 0;
+        }
+        int saved_errno = errno; /* main's: the host runs on its TLS */
+        futex(&ch->rt_wake, FUTEX_WAIT, seq, NULL);
+        errno = saved_errno;
+    }
+    if (g_exec_flush) fflush(NULL);
+    return g_exec_status;
+}
+
+/* Set up coroutines in this fresh worker; 0 when they cannot be used here. */
+static int co_setup(void) {
+    if (!smc_tls_init() || !slot_stack(0, &g_start[0])) return 0;
+    /* no mmap'd chunks: memory a restore would not take back */
+    mallopt(M_MMAP_MAX, 0);
+    struct smc_range tls[2] = {{smc_tls.lo, smc_tls.hi}, {NULL, NULL}};
+    int n = 1;
+    if (smc_tls.rseq_lo) { /* the kernel's part of the TCB */
+        tls[0].hi = smc_tls.rseq_lo;
+        tls[1].lo = smc_tls.rseq_hi;
+        tls[1].hi = smc_tls.hi;
+        n = 2;
+    }
+    return smc_snapshot_take(g_argv, tls, n) == NULL;
+}
+
+/* A worker process: runs the execution of command `cmd`, and every one after it, until it
+ * dies (the program crashed, or the supervisor killed it) or must exit for real. */
+static void run_worker(uint32_t cmd) {
+    if (!co_setup()) {
+        STORE(&ch->coroutines, SMC_COROUTINES_FAILED);
+        return;
+    }
+    g_coroutines = 1;
+    STORE(&ch->coroutines, SMC_COROUTINES_ON);
+    pid_t me = getpid();
+    int captured = (ch->flags & SMC_FLAG_CAPTURED) != 0;
+    for (;;) {
+        STORE(&ch->child_pid, me);
+        int st = co_execution();
+        if (g_exit_for_real) real_exit(WEXITSTATUS(st)); /* the server reports the status */
+        if (captured) note_output();
+        smc_snapshot_restore();
+        STORE(&ch->wait_status, st);
+        STORE(&ch->worker_last, cmd);
+        STORE(&ch->exec_done, cmd);
+        STORE(&ch->worker_cmd, 0);
+        notify_supervisor();
+        cmd = next_command(cmd);
+        STORE(&ch->worker_cmd, cmd);
+        if (captured) lseek(1, 0, SEEK_SET);
+    }
+}
+
+/* The TLS of coroutine n: a fresh copy of the main thread's; its thread pointer, 0 if none. */
+static uint64_t co_tls(uint32_t n) {
+    if (!g_co[n].tls) {
+        void *p = mmap(NULL, smc_tls_area_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return 0;
+        g_co[n].tls = p;
+    }
+    return smc_tls_new(g_co[n].tls);
+}
+
 EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
     if (!in_execution()) return real_pthread_create(t, attr, fn, arg);
     uint32_t n = LOAD(&ch->nthreads);
@@ -867,13 +1085,30 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     a->arg = arg;
     a->slot = (int)n;
     a->stack_lo = a->stack_hi = 0;
+    uint64_t tp = 0;
     pthread_attr_t own;
-    int ours = !attr && own_stack(n, &own, a);
+    int ours = 0;
+    if (g_coroutines) {
+        /* attributes do not apply: every coroutine has a stack of its slot */
+        if (!slot_stack(n, a) || !(tp = co_tls(n))) return EAGAIN;
+    } else {
+        ours = !attr && own_stack(n, &own, a);
+    }
     struct smc_slot *s = &ch->slots[n];
     s->parent = (uint32_t)t_slot;
     STORE(&s->state, SMC_SLOT_RUNNING);
     STORE(&ch->nthreads, n + 1);
     __atomic_add_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
+    if (g_coroutines) {
+        g_co[n].fs = tp;
+        g_co[n].sp = smc_coro_frame(a->stack_hi, co_thread);
+        g_co[n].ret = NULL;
+        *t = (pthread_t)tp; /* what pthread_self() says in it */
+        g_tids[n] = *t;
+        g_resume = g_cur; /* back here once the child has announced its first event */
+        co_switch((int)n);
+        return 0;
+    }
     int r = real_pthread_create(t, ours ? &own : attr, thread_start, a);
     if (ours) pthread_attr_destroy(&own);
     if (r) {
@@ -892,21 +1127,39 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 EXPORT int pthread_join(pthread_t t, void **ret) {
     int slot = in_execution() ? slot_of(t) : -1;
     if (slot >= 0) smc_stop(SMC_OP_JOIN, 0, 0, 0, (uint64_t)slot, CALLER_PC, 0, 0);
-    return real_pthread_join(t, ret);
+    if (!g_coroutines) return real_pthread_join(t, ret);
+    if (slot < 0) return ESRCH;
+    if (ret) *ret = g_co[slot].ret;
+    return 0;
 }
 
 EXPORT void pthread_exit(void *ret) {
     /* main may leave this way too: the process then lives on until its last thread exits */
-    if (in_execution()) thread_finish(ret);
+    if (in_execution()) {
+        thread_finish(ret);
+        if (g_coroutines) co_gone();
+    }
     real_pthread_exit(ret);
 }
 
 EXPORT void exit(int status) {
     if (in_execution()) {
         smc_stop(SMC_OP_PROCESS_EXIT, 0, 0, 0, (uint64_t)status, CALLER_PC, 0, 0);
+        if (g_coroutines) co_end((status & 0xff) << 8, 1);
         g_exiting = 1;
     }
     real_exit(status);
+}
+
+/* Exit handlers registered in an execution would run at its exit: a worker then ends the
+ * execution with exit() and the next one starts in a new process. */
+EXPORT int __cxa_atexit(void (*fn)(void *), void *arg, void *dso) {
+    if (g_coroutines && in_execution()) g_exit_for_real = 1;
+    REAL(__cxa_atexit, fn, arg, dso);
+}
+EXPORT int on_exit(void (*fn)(int, void *), void *arg) {
+    if (g_coroutines && in_execution()) g_exit_for_real = 1;
+    REAL(on_exit, fn, arg);
 }
 
 EXPORT void __assert_fail(const char *assertion, const char *file, unsigned line, const char *function) {
@@ -922,13 +1175,6 @@ EXPORT void __assert_fail(const char *assertion, const char *file, unsigned line
 /* ---- synchronisation: modelled by the supervisor, never executed for real ---- */
 
 #define VISIBLE(op, a, a2, arg) smc_stop((op), (uint64_t)(uintptr_t)(a), (uint64_t)(uintptr_t)(a2), 1, (arg), CALLER_PC, 0, 0)
-
-#define REAL(name, ...)                                                                            \
-    do {                                                                                           \
-        static __typeof__(name) *real_fn;                                                          \
-        if (!real_fn) real_fn = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);                       \
-        return real_fn(__VA_ARGS__);                                                               \
-    } while (0)
 
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_lock, m);

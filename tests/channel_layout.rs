@@ -7,8 +7,9 @@ use std::mem::{offset_of, size_of};
 use std::process::Command;
 
 use smc_run::channel::{
-    Block, Commit, Header, LogEntry, ScriptStep, Site, Slot, MAGIC, MAX_ACCESS, MAX_BLOCKS,
-    MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_SCRIPT, MAX_THREADS, MSG_LEN, SCRIPT_COMMIT, VERSION,
+    coroutines, Block, Commit, Header, LogEntry, ScriptStep, Site, Slot, MAGIC, MAX_ACCESS,
+    MAX_BLOCKS, MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_SCRIPT, MAX_THREADS, MSG_LEN,
+    SCRIPT_COMMIT, VERSION,
 };
 
 macro_rules! fields {
@@ -33,7 +34,7 @@ fn rust_mirror_matches_the_c_header() {
     rust.extend(fields!(LogEntry, "smc_log_entry": epoch, slot, copy));
     rust.extend(fields!(Header, "smc_header": magic, version, max_threads, total_size, nsites, flags, sites_off,
         code_off, code_cap, init_state, load_bias, tramp_addr, self_addr, fs_cmd, fs_quit, child_pid, wait_status, exec_done,
-        abort, sup_futex, running, nthreads, ncommits, err_kind, err_signal, err_slot, err_pc, err_addr, err_msg, observed_mask, observed, nblocks, blocks, slots,
+        abort, coroutines, rt_wake, worker_cmd, worker_last, sup_futex, running, nthreads, ncommits, err_kind, err_signal, err_slot, err_pc, err_addr, err_msg, observed_mask, observed, nblocks, blocks, slots,
         commits, out_len, script_len, script_done, log_len, log_threads, script, log));
     rust.push(("SMC_CHANNEL_MAGIC".into(), MAGIC as usize));
     rust.push(("SMC_CHANNEL_VERSION".into(), VERSION as usize));
@@ -46,6 +47,9 @@ fn rust_mirror_matches_the_c_header() {
     rust.push(("SMC_MAX_SCRIPT".into(), MAX_SCRIPT));
     rust.push(("SMC_MAX_LOG".into(), MAX_LOG));
     rust.push(("SMC_SCRIPT_COMMIT".into(), SCRIPT_COMMIT as usize));
+    rust.push(("SMC_COROUTINES_OFF".into(), coroutines::OFF as usize));
+    rust.push(("SMC_COROUTINES_ON".into(), coroutines::ON as usize));
+    rust.push(("SMC_COROUTINES_FAILED".into(), coroutines::FAILED as usize));
 
     let mut c = String::from(
         "#include <stdio.h>\n#include <stddef.h>\n#include \"channel.h\"\nint main(void) {\n",

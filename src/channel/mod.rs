@@ -14,7 +14,7 @@ use memmap2::MmapMut;
 use crate::event::{FenceKind, Op, Pending, TargetAddr};
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -65,6 +65,13 @@ pub mod slot_state {
     pub const RUNNING: u32 = 1;
     pub const STOPPED: u32 = 2;
     pub const EXITED: u32 = 3;
+}
+
+/// `Header::coroutines`: how executions run in the program's process.
+pub mod coroutines {
+    pub const OFF: u32 = 0;
+    pub const ON: u32 = 1;
+    pub const FAILED: u32 = 2;
 }
 
 pub mod site_kind {
@@ -206,6 +213,10 @@ pub struct Header {
     pub wait_status: i32,
     pub exec_done: u32,
     pub abort: u32,
+    pub coroutines: u32,
+    pub rt_wake: u32,
+    pub worker_cmd: u32,
+    pub worker_last: u32,
     pub sup_futex: u32,
     pub running: u32,
     pub nthreads: u32,
@@ -311,6 +322,8 @@ impl Channel {
     atomic32!(fs_quit, fs_quit);
     atomic32!(exec_done, exec_done);
     atomic32!(abort, abort);
+    atomic32!(coroutines, coroutines);
+    atomic32!(rt_wake, rt_wake);
     atomic32!(sup_futex, sup_futex);
     atomic32!(running, running);
     atomic32!(script_len, script_len);

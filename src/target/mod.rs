@@ -15,7 +15,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
-use crate::channel::{self, err, futex_wait, futex_wake, init, memfd, slot_state, Channel};
+use crate::channel::{
+    self, coroutines, err, futex_wait, futex_wake, init, memfd, slot_state, Channel,
+};
 use crate::engine::{ExecError, Executor, Observation, Output, Reply, ScriptStep, Snapshot};
 use crate::instrument::Plan;
 use crate::program::Program;
@@ -104,6 +106,8 @@ pub struct NativeTarget {
     timeout: Duration,
 
     in_exec: bool,
+    /// The fs_cmd value that started the current execution; the runtime answers it in exec_done.
+    cmd: u32,
     /// The program runs on the one CPU this thread runs on ([`pin_thread`]).
     shares_cpu: bool,
     /// A private channel holding the states read back from a script's log.
@@ -248,6 +252,7 @@ impl NativeTarget {
             timeout: opts.exec_timeout,
 
             in_exec: false,
+            cmd: 0,
             shares_cpu: thread_cpus().len() == 1,
             script: Vec::new(),
             replayed: None,
@@ -401,7 +406,7 @@ impl NativeTarget {
         let mut spins = 0u32;
         loop {
             let seq = self.ch.sup_futex().load(SeqCst);
-            if self.ch.exec_done().load(SeqCst) != 0 {
+            if self.exec_ended() {
                 self.in_exec = false;
                 return self.reader().snapshot(true);
             }
@@ -456,7 +461,7 @@ impl NativeTarget {
 
     fn wait_done(&mut self, limit: Duration) -> Result<(), ExecError> {
         let deadline = Instant::now() + limit;
-        while self.ch.exec_done().load(SeqCst) == 0 {
+        while !self.exec_ended() {
             if Instant::now() > deadline {
                 return Err(ExecError::Fatal(
                     "an execution could not be stopped".to_string(),
@@ -466,7 +471,7 @@ impl NativeTarget {
                 return Err(server_died(st));
             }
             let seq = self.ch.sup_futex().load(SeqCst);
-            if self.ch.exec_done().load(SeqCst) != 0 {
+            if self.exec_ended() {
                 break;
             }
             futex_wait(self.ch.sup_futex(), seq, Duration::from_millis(10));
@@ -492,7 +497,24 @@ impl NativeTarget {
     fn resume(&self, slot: usize) {
         self.ch.running().store(1, SeqCst);
         self.ch.slot_go(slot).store(1, SeqCst);
-        futex_wake(self.ch.slot_go(slot));
+        self.wake(slot);
+    }
+
+    /// Wake the thread of `slot`, whose go is set: its own futex, or with coroutines the one
+    /// OS thread that runs them all.
+    fn wake(&self, slot: usize) {
+        if self.ch.coroutines().load(SeqCst) == coroutines::ON {
+            self.ch.rt_wake().fetch_add(1, SeqCst);
+            futex_wake(self.ch.rt_wake());
+        } else {
+            futex_wake(self.ch.slot_go(slot));
+        }
+    }
+
+    /// The runtime has answered the current execution's command: its process ended or, with
+    /// coroutines, the worker finished it.
+    fn exec_ended(&self) -> bool {
+        self.ch.exec_done().load(SeqCst) == self.cmd
     }
 }
 
@@ -546,7 +568,9 @@ impl Executor for NativeTarget {
         self.ch.set_script(&self.script);
         self.in_exec = true;
 
-        self.ch.fs_cmd().fetch_add(1, SeqCst);
+        // 0 in exec_done means no answer: the command numbers skip it when they wrap
+        self.cmd = self.ch.fs_cmd().load(SeqCst).wrapping_add(1).max(1);
+        self.ch.fs_cmd().store(self.cmd, SeqCst);
         futex_wake(self.ch.fs_cmd());
         let live = self.wait()?;
         self.serve_script(live)
@@ -674,7 +698,7 @@ impl Executor for NativeTarget {
                 let _ = g.wait();
             }
             None => {
-                while self.ch.exec_done().load(SeqCst) == 0 && !interrupted() {
+                while !self.exec_ended() && !interrupted() {
                     std::thread::sleep(Duration::from_millis(50));
                 }
             }
@@ -691,7 +715,7 @@ impl Executor for NativeTarget {
         for i in 0..self.reader().nthreads().unwrap_or(0) {
             if self.ch.slot_state(i).load(SeqCst) == slot_state::STOPPED {
                 self.ch.slot_go(i).store(1, SeqCst);
-                futex_wake(self.ch.slot_go(i));
+                self.wake(i);
             }
         }
         if self.wait_done(Duration::from_secs(2)).is_err() {

@@ -1,0 +1,214 @@
+/* See snapshot.h. The writable mappings come from /proc/self/maps, read into a static buffer
+ * (the heap must not change while it is being described). Left out on purpose: the runtime's
+ * own data (it survives executions), the dynamic linker's (only dlopen changes it, and forgetting
+ * a loaded object would be worse), and anything mapped after the snapshot. */
+#define _GNU_SOURCE
+#include "snapshot.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_REGIONS 64
+#define MAX_FD_GAPS 16
+
+static struct region {
+    char *lo, *hi, *copy;
+} regions[MAX_REGIONS];
+static int nregions;
+static size_t total_bytes;
+static char *heap_lo, *snap_brk;
+static struct {
+    unsigned lo, hi;
+} fd_gaps[MAX_FD_GAPS];
+static int nfd_gaps;
+static char maps[1 << 17];
+
+static const char *add(char *lo, char *hi) {
+    if (hi <= lo) return NULL;
+    if (nregions >= MAX_REGIONS) return "too many writable mappings";
+    regions[nregions].lo = lo;
+    regions[nregions].hi = hi;
+    nregions++;
+    total_bytes += (size_t)(hi - lo);
+    return NULL;
+}
+
+static uint64_t hex(const char **p) {
+    uint64_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        if (c >= '0' && c <= '9') v = v * 16 + (uint64_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') v = v * 16 + (uint64_t)(c - 'a' + 10);
+        else return v;
+    }
+}
+
+static uint64_t dec(const char **p) {
+    uint64_t v = 0;
+    for (; **p >= '0' && **p <= '9'; (*p)++) v = v * 10 + (uint64_t)(**p - '0');
+    return v;
+}
+
+/* One line of /proc/self/maps: "lo-hi perms offset dev inode   path". */
+struct mapping {
+    uint64_t lo, hi, inode;
+    char perms[5];
+    char dev[12];
+    const char *path; /* up to the end of the line */
+    size_t path_len;
+};
+
+static const char *parse(const char *p, struct mapping *m) {
+    m->lo = hex(&p);
+    if (*p++ != '-') return NULL;
+    m->hi = hex(&p);
+    if (*p++ != ' ') return NULL;
+    memcpy(m->perms, p, 4);
+    m->perms[4] = 0;
+    p += 4;
+    if (*p++ != ' ') return NULL;
+    hex(&p); /* offset */
+    if (*p++ != ' ') return NULL;
+    size_t n = 0;
+    while (*p && *p != ' ' && n + 1 < sizeof m->dev) m->dev[n++] = *p++;
+    m->dev[n] = 0;
+    if (*p++ != ' ') return NULL;
+    m->inode = dec(&p);
+    while (*p == ' ') p++;
+    m->path = p;
+    while (*p && *p != '\n') p++;
+    m->path_len = (size_t)(p - m->path);
+    return *p == '\n' ? p + 1 : p;
+}
+
+static int is(const struct mapping *m, const char *name) {
+    return m->path_len == strlen(name) && memcmp(m->path, name, m->path_len) == 0;
+}
+
+/* The file (device and inode) mapped at `addr`, if any. */
+static int file_at(uint64_t addr, struct mapping *out) {
+    for (const char *p = maps; *p;) {
+        struct mapping m;
+        const char *next = parse(p, &m);
+        if (!next) return 0;
+        if (addr >= m.lo && addr < m.hi) {
+            *out = m;
+            return m.inode != 0;
+        }
+        p = next;
+    }
+    return 0;
+}
+
+static int same_file(const struct mapping *a, int a_ok, const struct mapping *b) {
+    return a_ok && a->inode == b->inode && strcmp(a->dev, b->dev) == 0;
+}
+
+static const char *read_maps(void) {
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "cannot read /proc/self/maps";
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(fd, maps + len, sizeof maps - 1 - len);
+        if (n < 0) {
+            close(fd);
+            return "cannot read /proc/self/maps";
+        }
+        if (n == 0) break;
+        len += (size_t)n;
+        if (len == sizeof maps - 1) {
+            close(fd);
+            return "too many mappings";
+        }
+    }
+    close(fd);
+    maps[len] = 0;
+    return NULL;
+}
+
+static void remember_fds(void) {
+    /* the gaps among the descriptors open now, and everything above the highest */
+    nfd_gaps = 0;
+    int gap = -1, highest = -1;
+    for (int fd = 0; fd < 1024; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0) {
+            if (gap >= 0 && nfd_gaps < MAX_FD_GAPS - 1) {
+                fd_gaps[nfd_gaps].lo = (unsigned)gap;
+                fd_gaps[nfd_gaps].hi = (unsigned)fd - 1;
+                nfd_gaps++;
+            }
+            gap = -1;
+            highest = fd;
+        } else if (gap < 0) {
+            gap = fd;
+        }
+    }
+    fd_gaps[nfd_gaps].lo = (unsigned)(highest + 1);
+    fd_gaps[nfd_gaps].hi = ~0u;
+    nfd_gaps++;
+}
+
+const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int nextra) {
+    const char *why = read_maps();
+    if (why) return why;
+    struct mapping self, ld;
+    int self_ok = file_at((uint64_t)(uintptr_t)&smc_snapshot_take, &self);
+    int ld_ok = file_at(getauxval(AT_BASE), &ld);
+    nregions = 0;
+    total_bytes = 0;
+    heap_lo = NULL;
+    char *stack_hi = NULL;
+    uint64_t after = 0; /* end of the last file mapping copied: its .bss may follow */
+    for (const char *p = maps; *p;) {
+        struct mapping m;
+        const char *next = parse(p, &m);
+        if (!next) return "cannot parse /proc/self/maps";
+        p = next;
+        int rw = strcmp(m.perms, "rw-p") == 0;
+        if (is(&m, "[heap]")) {
+            heap_lo = (char *)(uintptr_t)m.lo;
+        } else if (is(&m, "[stack]")) {
+            stack_hi = (char *)(uintptr_t)m.hi;
+        } else if (rw && m.inode && !same_file(&self, self_ok, &m) && !same_file(&ld, ld_ok, &m)) {
+            if ((why = add((char *)(uintptr_t)m.lo, (char *)(uintptr_t)m.hi))) return why;
+            after = m.hi;
+            continue;
+        } else if (rw && !m.inode && m.path_len == 0 && m.lo == after) {
+            if ((why = add((char *)(uintptr_t)m.lo, (char *)(uintptr_t)m.hi))) return why; /* .bss */
+        }
+        after = 0;
+    }
+    for (int i = 0; i < nextra; i++)
+        if ((why = add(extra[i].lo, extra[i].hi))) return why;
+    /* argc, argv, the environment and auxv: programs may rewrite them (getopt permutes argv) */
+    if (!stack_hi) return "no [stack] mapping";
+    if ((why = add((char *)(argv - 1), stack_hi))) return why;
+    snap_brk = (char *)syscall(SYS_brk, 0);
+    if (!heap_lo) heap_lo = snap_brk;
+    if ((why = add(heap_lo, snap_brk))) return why;
+
+    char *copies = mmap(NULL, total_bytes + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copies == MAP_FAILED) return "no memory for the snapshot";
+    for (int i = 0; i < nregions; i++) {
+        regions[i].copy = copies;
+        memcpy(copies, regions[i].lo, (size_t)(regions[i].hi - regions[i].lo));
+        copies += regions[i].hi - regions[i].lo;
+    }
+    remember_fds();
+    return NULL;
+}
+
+void smc_snapshot_restore(void) {
+    /* the heap first: its pages must be there before they are copied back */
+    if ((char *)sbrk(0) != snap_brk) syscall(SYS_brk, snap_brk);
+    for (int i = 0; i < nregions; i++)
+        memcpy(regions[i].lo, regions[i].copy, (size_t)(regions[i].hi - regions[i].lo));
+    for (int i = 0; i < nfd_gaps; i++) syscall(SYS_close_range, fd_gaps[i].lo, fd_gaps[i].hi, 0);
+}
+
+size_t smc_snapshot_bytes(void) { return total_bytes; }

@@ -1,0 +1,24 @@
+/* The writable state of the program's process, copied once at main and put back after each
+ * execution, so that one process runs execution after execution without a fork. */
+#ifndef SMC_SNAPSHOT_H
+#define SMC_SNAPSHOT_H
+#include <stddef.h>
+
+struct smc_range {
+    char *lo, *hi;
+};
+
+/* Copy the process's writable state: the .data and .bss of the executable and of every library
+ * but the runtime and the dynamic linker, the brk heap, argv and the environment strings, and
+ * `extra` (the main thread's TLS). Open file descriptors are remembered, so that those an
+ * execution opens can be closed. Returns NULL, or why the state cannot be snapshot. Runs
+ * before the first execution; allocates nothing from the heap. */
+const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int nextra);
+
+/* Put it all back (the break of the heap included) and close the descriptors opened since. */
+void smc_snapshot_restore(void);
+
+/* Bytes copied by a restore. */
+size_t smc_snapshot_bytes(void);
+
+#endif
