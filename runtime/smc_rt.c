@@ -59,7 +59,6 @@ static struct coro {
     uint64_t sp, fs;
     int waiting; /* suspended in wait_go: the host may resume it once its go is set */
     void *ret;   /* what the thread returned, for pthread_join */
-    char *tls;   /* its TLS area, kept for the next executions */
 } g_co[SMC_MAX_THREADS];
 static uint64_t g_host_sp;  /* the worker's loop, on the process's own stack */
 static int g_cur = -1;      /* the coroutine running, -1 for the host */
@@ -440,6 +439,8 @@ static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc) {
     struct smc_slot *slot = &ch->slots[t_slot];
     uint64_t ea = effective_address(st, uc);
     if (ea >= t_stack_lo && ea < t_stack_hi) return; /* this thread's own stack */
+    /* main's, when it runs as a coroutine: argv and the environment are on it */
+    if (t_slot == 0 && ea >= g_main_stack_lo && ea < g_main_stack_hi) return;
     uint64_t size = st->size;
     t_in_trap = 1;
     t_trap_pc = pc;
@@ -1065,14 +1066,13 @@ static void run_worker(uint32_t cmd) {
     }
 }
 
-/* The TLS of coroutine n: a fresh copy of the main thread's; its thread pointer, 0 if none. */
-static uint64_t co_tls(uint32_t n) {
-    if (!g_co[n].tls) {
-        void *p = mmap(NULL, smc_tls_area_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return 0;
-        g_co[n].tls = p;
-    }
-    return smc_tls_new(g_co[n].tls);
+/* The TLS of a new coroutine: a fresh copy of the main thread's at the top of its stack `a`,
+ * as glibc places a thread's (so its accesses count as the thread's own, like its stack's).
+ * Its thread pointer; the stack it starts on ends below. */
+static uint64_t co_tls(struct start_arg *a, uint64_t *sp_top) {
+    uint64_t area = (a->stack_hi - smc_tls_area_size()) & ~4095ULL;
+    *sp_top = area;
+    return smc_tls_new((char *)(uintptr_t)area);
 }
 
 EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
@@ -1085,12 +1085,12 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     a->arg = arg;
     a->slot = (int)n;
     a->stack_lo = a->stack_hi = 0;
-    uint64_t tp = 0;
+    uint64_t tp = 0, sp_top = 0;
     pthread_attr_t own;
     int ours = 0;
     if (g_coroutines) {
         /* attributes do not apply: every coroutine has a stack of its slot */
-        if (!slot_stack(n, a) || !(tp = co_tls(n))) return EAGAIN;
+        if (!slot_stack(n, a) || !(tp = co_tls(a, &sp_top))) return EAGAIN;
     } else {
         ours = !attr && own_stack(n, &own, a);
     }
@@ -1101,7 +1101,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     __atomic_add_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
     if (g_coroutines) {
         g_co[n].fs = tp;
-        g_co[n].sp = smc_coro_frame(a->stack_hi, co_thread);
+        g_co[n].sp = smc_coro_frame(sp_top, co_thread);
         g_co[n].ret = NULL;
         *t = (pthread_t)tp; /* what pthread_self() says in it */
         g_tids[n] = *t;

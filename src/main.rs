@@ -485,6 +485,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         Err(ExecError::Interrupted) => return Err(UsageError("interrupted".into())),
         Err(ExecError::Fatal(msg)) => return Err(UsageError(msg)),
     };
+    let executor = target.executor();
     drop(target);
     if cli.gdb {
         return Ok(EXIT_OK); // the user has seen the program in the debugger
@@ -495,6 +496,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     let part = report::Part {
         jobs: workers,
         shard: cli.shard.map(|s| (s.index + 1, s.count)),
+        executor,
     };
     // Save the schedule of each distinct error (not when replaying one).
     let mut saved = Vec::new();

@@ -466,6 +466,7 @@ pub fn json(
         "events": s.events,
         "elapsed_s": (elapsed_s * 1e6).round() / 1e6,
         "jobs": part.jobs,
+        "executor": part.executor,
     });
     if let Some((k, n)) = part.shard {
         o["shard"] = json!(format!("{k}/{n}"));
@@ -498,6 +499,8 @@ pub fn json(
 pub struct Part {
     pub jobs: usize,
     pub shard: Option<(u64, u64)>,
+    /// How executions ran: [`crate::target::NativeTarget::executor`].
+    pub executor: &'static str,
 }
 
 /// The closing lines of a text report.

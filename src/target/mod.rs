@@ -384,6 +384,17 @@ impl NativeTarget {
         Some(self.logged_state(epoch))
     }
 
+    /// How this target ran its executions: "coroutines" (a worker process reset from a
+    /// snapshot between executions, the program's threads as coroutines) or "fork" (a process
+    /// per execution, real threads).
+    pub fn executor(&self) -> &'static str {
+        if self.ch.coroutines().load(SeqCst) == coroutines::ON {
+            "coroutines"
+        } else {
+            "fork"
+        }
+    }
+
     /// Validated reads of the channel.
     fn reader(&self) -> ChannelReader<'_> {
         self.reader_of(&self.ch)

@@ -1,0 +1,44 @@
+/* Process state that an execution changes and the next one must not see: globals (.data and
+ * .bss), the heap and its break, argv and the environment, file descriptors. Two threads store
+ * to one variable three times each: 20 executions, one per order of the six stores. */
+#include <assert.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int runs;
+static char greeting[] = "hello";
+static char *kept;
+volatile int x;
+
+static void *writer(void *arg) {
+    for (int i = 0; i < 3; i++) x = (int)(long)arg;
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    assert(++runs == 1);
+    assert(strcmp(greeting, "hello") == 0);
+    greeting[0] = 'j';
+    assert(kept == NULL);
+    kept = strdup("a string on the heap");
+    char *big = malloc(1 << 20); /* above malloc's mmap threshold */
+    assert(big);
+    memset(big, 1, 1 << 20);
+    assert(getenv("SMC_PROCESS_STATE") == NULL);
+    setenv("SMC_PROCESS_STATE", "1", 1);
+    assert(argv[0][0] != '#');
+    argv[0][0] = '#';
+    int fd = open("/dev/null", O_RDONLY); /* never closed */
+    assert(fd >= 0 && fd < 10);
+    printf("left in stdio's buffer\n");
+    pthread_t a, b;
+    pthread_create(&a, NULL, writer, (void *)1);
+    pthread_create(&b, NULL, writer, (void *)2);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    return 0;
+}

@@ -1,0 +1,154 @@
+//! Executions run by one worker process, which is reset from a snapshot taken at main between
+//! them and runs the program's threads as coroutines ("executor": "coroutines"), against a
+//! process per execution (`SMC_NO_COROUTINES=1`, "executor": "fork"): what one execution does
+//! must not leak into the next, each thread must keep what is its own, and both executors must
+//! give the same results.
+
+mod common;
+
+use std::path::Path;
+
+use common::{builds, compile, run_env, source, Run, Scratch};
+
+/// Check `bin` with the given executor (`fork`: one process per execution).
+fn check_with(scratch: &Scratch, bin: &Path, model: &str, fork: bool, extra: &[&str]) -> Run {
+    let mut args = vec!["--json", "--model", model];
+    args.extend_from_slice(extra);
+    args.push(bin.to_str().unwrap());
+    let env: &[(&str, &Path)] = if fork {
+        &[("SMC_NO_COROUTINES", Path::new("1"))]
+    } else {
+        &[]
+    };
+    run_env(&scratch.0, &args, env)
+}
+
+fn field<'a>(r: &'a Run, name: &str) -> &'a serde_json::Value {
+    &r.json
+        .as_ref()
+        .unwrap_or_else(|| panic!("no JSON:\n{}{}", r.stdout, r.stderr))[name]
+}
+
+/// Check `name` with both executors: each must report itself, and both must give `verdict`
+/// with `executions` executions (and equal counts of everything else).
+fn both_executors(name: &str, model: &str, extra: &[&str], verdict: &str, executions: u64) {
+    let scratch = Scratch::new(&format!("reset-{name}"));
+    for (cc, opt) in builds() {
+        let bin = compile(&scratch, &source(name), cc, &[opt]);
+        let co = check_with(&scratch, &bin, model, false, extra);
+        let fork = check_with(&scratch, &bin, model, true, extra);
+        for (r, executor) in [(&co, "coroutines"), (&fork, "fork")] {
+            let ctx = format!(
+                "{name} ({cc} {opt}) under {model}, {executor}: {}\n{}{}",
+                r.command, r.stdout, r.stderr
+            );
+            assert_eq!(field(r, "executor"), executor, "{ctx}");
+            assert_eq!(r.verdict(), verdict, "{ctx}");
+            assert_eq!(r.executions(), executions, "{ctx}");
+        }
+        for f in ["blocked", "bounded", "events"] {
+            assert_eq!(field(&co, f), field(&fork, f), "{name} ({cc} {opt}): {f}");
+        }
+    }
+}
+
+#[test]
+fn each_thread_keeps_its_own_state() {
+    // __thread, errno, pthread_self and thread-specific data, checked across thread switches;
+    // 22 executions: the orders of the conflicting accesses to `shared` (main's store, each
+    // worker's store and then load)
+    both_executors("thread_state.c", "sc", &[], "ok", 22);
+}
+
+#[test]
+fn an_execution_leaves_nothing_behind() {
+    // globals, heap, break, argv, environment and descriptors as at main in each of the
+    // 20 executions (the orders of two threads' three stores each)
+    both_executors("process_state.c", "sc", &[], "ok", 20);
+}
+
+#[test]
+fn exit_handlers_registered_in_an_execution_run() {
+    // the handler aborts in one of the two executions (when the second store came last)
+    both_executors("exit_handler.c", "sc", &["--keep-going"], "error", 2);
+    let scratch = Scratch::new("reset-exit-kind");
+    let bin = compile(&scratch, &source("exit_handler.c"), "gcc", &["-O2"]);
+    let r = check_with(&scratch, &bin, "sc", false, &[]);
+    assert_eq!(r.error_kind(), Some("crash"), "{}", r.stdout);
+}
+
+#[test]
+fn crashes_and_failed_assertions_do_not_stop_the_worker_for_good() {
+    // every failing execution kills its worker; the next execution gets a new one
+    both_executors(
+        "null_publication.c",
+        "sc",
+        &["--keep-going"],
+        "error",
+        expected_count("null_publication.c", "sc", &["--keep-going"]),
+    );
+    both_executors(
+        "racy_counter.c",
+        "tso",
+        &["--keep-going"],
+        "error",
+        expected_count("racy_counter.c", "tso", &["--keep-going"]),
+    );
+}
+
+/// The executions of a program under the fork executor, which the coroutine one must equal.
+fn expected_count(name: &str, model: &str, extra: &[&str]) -> u64 {
+    let scratch = Scratch::new(&format!("reset-count-{name}"));
+    let bin = compile(&scratch, &source(name), "gcc", &["-O2"]);
+    check_with(&scratch, &bin, model, true, extra).executions()
+}
+
+#[test]
+fn both_executors_agree_on_every_test_program() {
+    let programs = [
+        "sb.c",
+        "mp.c",
+        "cas_counter.c",
+        "mutex_counter.c",
+        "condvar.c",
+        "condvar_lost_signal.c",
+        "sync_objects.c",
+        "yield_spin.c",
+        "lock_order_deadlock.c",
+        "heap_account.c",
+        "examples/peterson.c",
+        "examples/dekker.c",
+        "examples/szymanski.c",
+        "examples/stack_unsafe.c",
+        "examples/indexer.c",
+        "examples/bank.c",
+    ];
+    let scratch = Scratch::new("reset-agree");
+    for name in programs {
+        let bin = compile(&scratch, &source(name), "gcc", &["-O2"]);
+        for model in ["sc", "tso"] {
+            let extra = ["--keep-going"];
+            let co = check_with(&scratch, &bin, model, false, &extra);
+            let fork = check_with(&scratch, &bin, model, true, &extra);
+            let ctx = format!(
+                "{name} under {model}:\n{}\n{}\nfork:\n{}\n{}",
+                co.stdout, co.stderr, fork.stdout, fork.stderr
+            );
+            assert_eq!(field(&co, "executor"), "coroutines", "{ctx}");
+            for f in ["verdict", "executions", "blocked", "bounded", "events"] {
+                assert_eq!(field(&co, f), field(&fork, f), "{f}: {ctx}");
+            }
+            let kinds = |r: &Run| -> Vec<(String, u64)> {
+                field(r, "errors")
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|e| (e["message"].to_string(), e["count"].as_u64().unwrap()))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            assert_eq!(kinds(&co), kinds(&fork), "errors: {ctx}");
+        }
+    }
+}
