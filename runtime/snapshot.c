@@ -22,6 +22,9 @@ static struct region {
 static int nregions;
 static size_t total_bytes;
 static char *heap_lo, *snap_brk;
+static int heap_region = -1;       /* its index in regions */
+static char *heap_used, *heap_mark; /* see smc_snapshot_heap_mark */
+#define HEAP_SLACK 64              /* malloc writes the next chunk's header after a block */
 static struct {
     unsigned lo, hi;
 } fd_gaps[MAX_FD_GAPS];
@@ -190,7 +193,13 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
     if ((why = add((char *)(argv - 1), stack_hi))) return why;
     snap_brk = (char *)syscall(SYS_brk, 0);
     if (!heap_lo) heap_lo = snap_brk;
+    heap_region = nregions;
     if ((why = add(heap_lo, snap_brk))) return why;
+    /* the heap's last non-zero word: above it lies the interior of malloc's top chunk */
+    heap_used = snap_brk;
+    while (heap_used >= heap_lo + 8 && *(const uint64_t *)(uintptr_t)(heap_used - 8) == 0) heap_used -= 8;
+    heap_used += HEAP_SLACK;
+    heap_mark = heap_used;
 
     char *copies = mmap(NULL, total_bytes + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copies == MAP_FAILED) return "no memory for the snapshot";
@@ -200,15 +209,27 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
         copies += regions[i].hi - regions[i].lo;
     }
     remember_fds();
+    total_bytes -= (size_t)(snap_brk - (heap_used < snap_brk ? heap_used : snap_brk));
     return NULL;
 }
 
 void smc_snapshot_restore(void) {
     /* the heap first: its pages must be there before they are copied back */
-    if ((char *)sbrk(0) != snap_brk) syscall(SYS_brk, snap_brk);
-    for (int i = 0; i < nregions; i++)
-        memcpy(regions[i].lo, regions[i].copy, (size_t)(regions[i].hi - regions[i].lo));
+    if ((char *)sbrk(0) != snap_brk) {
+        syscall(SYS_brk, snap_brk);
+        heap_mark = snap_brk;
+    }
+    for (int i = 0; i < nregions; i++) {
+        char *hi = regions[i].hi;
+        if (i == heap_region && heap_mark < hi) hi = heap_mark;
+        if (hi > regions[i].lo) memcpy(regions[i].lo, regions[i].copy, (size_t)(hi - regions[i].lo));
+    }
+    heap_mark = heap_used;
     for (int i = 0; i < nfd_gaps; i++) syscall(SYS_close_range, fd_gaps[i].lo, fd_gaps[i].hi, 0);
+}
+
+void smc_snapshot_heap_mark(const char *end) {
+    if (end + HEAP_SLACK > heap_mark) heap_mark = (char *)end + HEAP_SLACK;
 }
 
 size_t smc_snapshot_bytes(void) { return total_bytes; }

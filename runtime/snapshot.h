@@ -18,7 +18,12 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
 /* Put it all back (the break of the heap included) and close the descriptors opened since. */
 void smc_snapshot_restore(void);
 
-/* Bytes copied by a restore. */
+/* The heap is in use up to `end` (a block was allocated below it): a restore copies the heap
+ * as far as the highest such end (plus malloc's header after it) or the part in use at the
+ * snapshot, not the untouched rest of malloc's top chunk. Every allocation must be marked. */
+void smc_snapshot_heap_mark(const char *end);
+
+/* Bytes a restore copies at least. */
 size_t smc_snapshot_bytes(void);
 
 #endif

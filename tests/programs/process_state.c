@@ -11,7 +11,12 @@
 static int runs;
 static char greeting[] = "hello";
 static char *kept;
+static int *made_before_main;
 volatile int x;
+
+__attribute__((constructor)) static void before_main(void) {
+    made_before_main = calloc(1, sizeof *made_before_main);
+}
 
 static void *writer(void *arg) {
     for (int i = 0; i < 3; i++) x = (int)(long)arg;
@@ -24,10 +29,14 @@ int main(int argc, char **argv) {
     assert(strcmp(greeting, "hello") == 0);
     greeting[0] = 'j';
     assert(kept == NULL);
+    assert((*made_before_main)++ == 0);
     kept = strdup("a string on the heap");
     char *big = malloc(1 << 20); /* above malloc's mmap threshold */
     assert(big);
     memset(big, 1, 1 << 20);
+    void *aligned = NULL;
+    assert(posix_memalign(&aligned, 4096, 3 * 4096) == 0);
+    memset(aligned, 2, 3 * 4096);
     assert(getenv("SMC_PROCESS_STATE") == NULL);
     setenv("SMC_PROCESS_STATE", "1", 1);
     assert(argv[0][0] != '#');
