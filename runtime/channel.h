@@ -229,6 +229,10 @@ struct smc_header {
     uint32_t rt_wake;     /* futex: bumped by the supervisor after a go when coroutines is ON */
     uint32_t worker_cmd;  /* worker: fs_cmd of the execution it runs now, 0 between them */
     uint32_t worker_last; /* worker: fs_cmd of the last execution it finished */
+    /* set while sleeping on sup_futex / rt_wake: the other side makes the wake-up system call
+     * only then (the bump of the word always comes first) */
+    uint32_t sup_sleeping;
+    uint32_t rt_sleeping;
     /* scheduling */
     uint32_t sup_futex; /* bumped whenever the supervisor has something to look at */
     uint32_t running;   /* threads currently running (0 or 1, 2 during a spawn) */

@@ -68,6 +68,10 @@ static int g_exec_over, g_exec_status, g_exec_flush;
 static int g_exit_for_real; /* the execution registered an exit handler: end it with exit() */
 static int g_argc;
 static char **g_argv, **g_envp;
+/* Yields before the worker sleeps waiting for a go, when it shares its one CPU with the
+ * supervisor: the go usually comes within microseconds, and a wake-up costs more. */
+static int g_yields;
+#define WORKER_YIELDS 20
 
 /* ---- per-thread state ---- */
 static __thread int t_slot = -1;
@@ -118,7 +122,7 @@ static void __attribute__((noreturn)) die_now(int code) {
 
 static void notify_supervisor(void) {
     __atomic_add_fetch(&ch->sup_futex, 1, __ATOMIC_SEQ_CST);
-    futex_wake_all(&ch->sup_futex);
+    if (LOAD(&ch->sup_sleeping)) futex_wake_all(&ch->sup_futex); /* else it sees the bump */
 }
 
 static int in_execution(void) { return g_active && t_slot >= 0 && !g_exiting; }
@@ -1032,6 +1036,7 @@ static int co_execution(void) {
     g_co[0].fs = smc_tls.main_tp;
     g_co[0].sp = smc_coro_frame(g_start[0].stack_hi, co_main);
     co_switch(0);
+    int yields = 0;
     while (!g_exec_over) {
         uint32_t seq = LOAD(&ch->rt_wake);
         if (LOAD(&ch->abort)) return 0; /* as die_now(0), output not flushed */
@@ -1044,6 +1049,7 @@ static int co_execution(void) {
         }
         if (next >= 0) {
             co_switch(next);
+            yields = 0;
             continue;
         }
         if (exited == n) { /* main left by pthread_exit, and the last thread has exited */
@@ -1051,7 +1057,14 @@ static int co_execution(void) {
             return 0;
         }
         int saved_errno = errno; /* main's: the host runs on its TLS */
-        futex(&ch->rt_wake, FUTEX_WAIT, seq, NULL);
+        if (yields++ < g_yields) {
+            syscall(SYS_sched_yield); /* not the interposed one */
+        } else {
+            STORE(&ch->rt_sleeping, 1);
+            futex(&ch->rt_wake, FUTEX_WAIT, seq, NULL);
+            STORE(&ch->rt_sleeping, 0);
+            yields = 0;
+        }
         errno = saved_errno;
     }
     if (g_exec_flush) fflush(NULL);
@@ -1082,6 +1095,8 @@ static void run_worker(uint32_t cmd) {
         return;
     }
     g_coroutines = 1;
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1) g_yields = WORKER_YIELDS;
     STORE(&ch->coroutines, SMC_COROUTINES_ON);
     pid_t me = getpid();
     int captured = (ch->flags & SMC_FLAG_CAPTURED) != 0;

@@ -217,6 +217,8 @@ pub struct Header {
     pub rt_wake: u32,
     pub worker_cmd: u32,
     pub worker_last: u32,
+    pub sup_sleeping: u32,
+    pub rt_sleeping: u32,
     pub sup_futex: u32,
     pub running: u32,
     pub nthreads: u32,
@@ -324,6 +326,8 @@ impl Channel {
     atomic32!(abort, abort);
     atomic32!(coroutines, coroutines);
     atomic32!(rt_wake, rt_wake);
+    atomic32!(sup_sleeping, sup_sleeping);
+    atomic32!(rt_sleeping, rt_sleeping);
     atomic32!(sup_futex, sup_futex);
     atomic32!(running, running);
     atomic32!(script_len, script_len);

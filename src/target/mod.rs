@@ -293,7 +293,7 @@ impl NativeTarget {
             if Instant::now() > deadline {
                 return Err("the program did not reach main within 30 s".to_string());
             }
-            futex_wait(self.ch.sup_futex(), seq, Duration::from_millis(20));
+            self.sleep(seq, Duration::from_millis(20));
         }
     }
 
@@ -451,7 +451,7 @@ impl NativeTarget {
             if let Ok(Some(st)) = self.server.try_wait() {
                 return Err(server_died(st));
             }
-            futex_wait(self.ch.sup_futex(), seq, Duration::from_millis(20));
+            self.sleep(seq, Duration::from_millis(20));
         }
     }
 
@@ -485,7 +485,7 @@ impl NativeTarget {
             if self.exec_ended() {
                 break;
             }
-            futex_wait(self.ch.sup_futex(), seq, Duration::from_millis(10));
+            self.sleep(seq, Duration::from_millis(10));
         }
         self.in_exec = false;
         Ok(())
@@ -511,12 +511,22 @@ impl NativeTarget {
         self.wake(slot);
     }
 
+    /// Sleep until the runtime bumps sup_futex past `seq` (read before the caller looked at
+    /// the channel), or `limit`. The runtime makes the wake-up call only while we sleep.
+    fn sleep(&self, seq: u32, limit: Duration) {
+        self.ch.sup_sleeping().store(1, SeqCst);
+        futex_wait(self.ch.sup_futex(), seq, limit);
+        self.ch.sup_sleeping().store(0, SeqCst);
+    }
+
     /// Wake the thread of `slot`, whose go is set: its own futex, or with coroutines the one
-    /// OS thread that runs them all.
+    /// OS thread that runs them all (if it sleeps; a bump is enough while it yields).
     fn wake(&self, slot: usize) {
         if self.ch.coroutines().load(SeqCst) == coroutines::ON {
             self.ch.rt_wake().fetch_add(1, SeqCst);
-            futex_wake(self.ch.rt_wake());
+            if self.ch.rt_sleeping().load(SeqCst) != 0 {
+                futex_wake(self.ch.rt_wake());
+            }
         } else {
             futex_wake(self.ch.slot_go(slot));
         }
