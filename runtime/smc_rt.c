@@ -641,9 +641,14 @@ static int heap_ready(void) {
     return m != NULL;
 }
 
-static void record_block(void *p, size_t n, uint64_t pc) {
+/* Every block the heap hands out: a worker's restore must know how far the heap is in use. */
+static void *heap_block(void *p, size_t n) {
     if (p && g_coroutines) smc_snapshot_heap_mark((const char *)p + n);
-    if (!p || !in_execution()) return;
+    return p;
+}
+
+static void record_block(void *p, size_t n, uint64_t pc) {
+    if (!heap_block(p, n) || !in_execution()) return;
     uint32_t k = __atomic_fetch_add(&ch->nblocks, 1, __ATOMIC_SEQ_CST);
     if (k >= SMC_MAX_BLOCKS) return;
     ch->blocks[k].addr = (uint64_t)(uintptr_t)p;
@@ -685,39 +690,34 @@ EXPORT void free(void *p) {
     real_free(p);
 }
 
-/* Aligned blocks come from the heap too: not recorded for reports, but a worker's restore must
- * know how far the heap is in use. */
-static void *aligned_block(void *p, size_t n) {
-    if (p && g_coroutines) smc_snapshot_heap_mark((const char *)p + n);
-    return p;
-}
+/* Aligned blocks come from the heap too (not recorded for reports). */
 #define NEXT(name) ((__typeof__(name) *)dlsym(RTLD_NEXT, #name))
 EXPORT void *memalign(size_t align, size_t n) {
     static __typeof__(memalign) *f;
     if (!f) f = NEXT(memalign);
-    return aligned_block(f(align, n), n);
+    return heap_block(f(align, n), n);
 }
 EXPORT void *aligned_alloc(size_t align, size_t n) {
     static __typeof__(aligned_alloc) *f;
     if (!f) f = NEXT(aligned_alloc);
-    return aligned_block(f(align, n), n);
+    return heap_block(f(align, n), n);
 }
 EXPORT int posix_memalign(void **out, size_t align, size_t n) {
     static __typeof__(posix_memalign) *f;
     if (!f) f = NEXT(posix_memalign);
     int r = f(out, align, n);
-    if (r == 0) aligned_block(*out, n);
+    if (r == 0) heap_block(*out, n);
     return r;
 }
 EXPORT void *valloc(size_t n) {
     static __typeof__(valloc) *f;
     if (!f) f = NEXT(valloc);
-    return aligned_block(f(n), n);
+    return heap_block(f(n), n);
 }
 EXPORT void *pvalloc(size_t n) {
     static __typeof__(pvalloc) *f;
     if (!f) f = NEXT(pvalloc);
-    return aligned_block(f(n), (n + 4095) & ~(size_t)4095);
+    return heap_block(f(n), (n + 4095) & ~(size_t)4095);
 }
 
 __attribute__((constructor)) static void smc_init(void) {
