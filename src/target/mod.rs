@@ -753,10 +753,31 @@ impl Drop for NativeTarget {
         self.ch.fs_quit().store(1, SeqCst);
         futex_wake(self.ch.fs_cmd());
         let pgid = self.server.id() as i32;
+        // The fork server leaves once its worker has left and it has reaped it; a process
+        // killed with the group below may still be tearing down when we return.
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while !exited_unreaped(pgid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         // SAFETY: the fork server leads its own process group (setpgid in pre_exec); every
         // process in it was started by us.
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
         let _ = self.server.wait();
+    }
+}
+
+/// Whether child `pid` has ended; it stays a zombie (its PID and process group reserved).
+fn exited_unreaped(pid: i32) -> bool {
+    // SAFETY: waitid writes only into `info`; WNOWAIT leaves the child to be reaped later.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) != 0
+            || info.si_pid() != 0
     }
 }
 
