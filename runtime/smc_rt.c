@@ -731,7 +731,12 @@ __attribute__((constructor)) static void smc_init(void) {
     const char *fdenv = getenv("SMC_CHANNEL_FD");
     if (!fdenv) return;
     int fd = atoi(fdenv);
+    /* the loader has read us: the program need not see our file (nor the worker put back
+     * one more fd gap per execution) */
+    const char *rtenv = getenv("SMC_RUNTIME_FD");
+    if (rtenv && atoi(rtenv) > 2 && atoi(rtenv) != fd) close(atoi(rtenv));
     /* helpers the program starts must not inherit the checker */
+    unsetenv("SMC_RUNTIME_FD");
     unsetenv("SMC_CHANNEL_FD");
     unsetenv("LD_PRELOAD");
     struct smc_header *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

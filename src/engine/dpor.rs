@@ -5,7 +5,10 @@
 //! the sleep set. An execution replays the tree's prefix and extends it; afterwards the deepest
 //! node with an unexplored backtrack thread (or an unexplored outcome of a choice) is taken.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use super::buffer::{Buffers, Entry};
 use super::sync::SyncState;
@@ -16,9 +19,10 @@ use super::{
 use crate::event::{Event, FenceKind, Footprint, Op, Pending, TargetAddr, ThreadId};
 use crate::model::{BufferKind, Model};
 
-/// Vector clock indexed by thread id; entry t = number of t's events known.
+/// Vector clock indexed by thread id; entry t = number of t's events known. Every event has
+/// one: inline up to 8 threads, so copying one allocates nothing on litmus-size programs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Clock(Vec<u32>);
+struct Clock(SmallVec<[u32; 8]>);
 
 impl Clock {
     fn get(&self, t: ThreadId) -> u32 {
@@ -163,7 +167,8 @@ struct Run {
     slot_tid: Vec<ThreadId>,
     threads: Vec<ThreadRun>,
     trace: Vec<TraceEvent>,
-    locs: HashMap<u64, LocHistory>,
+    /// Per byte: hashed with Fx, as SipHash cost more than the rest of the lookup.
+    locs: FxHashMap<u64, LocHistory>,
     process_exit: Option<usize>,
     /// Store buffers (TSO, PSO), when the model has them.
     buffers: Option<Buffers>,
@@ -195,6 +200,8 @@ struct Explorer<'a> {
     hand_over: bool,
     /// Sharing the exploration with other workers.
     split: Option<Splitting<'a>>,
+    /// The last execution's state, kept for its allocations.
+    spare: Option<Run>,
 }
 
 /// A worker's part of a split exploration ([`Split`]).
@@ -240,6 +247,7 @@ pub fn explore_part(
             leaves: 0,
             leaves_hash: 0,
         }),
+        spare: None,
     };
     explore_from(x, exec, cfg, progress, false)
 }
@@ -262,6 +270,7 @@ pub fn replay(
         names: ThreadNames::default(),
         hand_over,
         split: None,
+        spare: None,
     };
     for s in schedule {
         let chosen = x.names.intern_path(&s.thread);
@@ -350,6 +359,7 @@ fn explore_from(
                 .map(|s| (s.leaves, s.leaves_hash));
             return Ok(o);
         }
+        x.spare = Some(run);
     }
 }
 
@@ -360,7 +370,7 @@ impl Run {
             slot_tid: Vec::new(),
             threads: Vec::new(),
             trace: Vec::new(),
-            locs: HashMap::new(),
+            locs: FxHashMap::default(),
             process_exit: None,
             buffers: model
                 .buffers()
@@ -368,6 +378,18 @@ impl Run {
             flushing: None,
             claimed: false,
         }
+    }
+
+    /// A fresh state that keeps this one's trace and location table allocations.
+    fn recycled(mut self, model: &dyn Model) -> Run {
+        let mut fresh = Run::new(model);
+        self.trace.clear();
+        self.locs.clear();
+        self.slot_tid.clear();
+        fresh.trace = self.trace;
+        fresh.locs = self.locs;
+        fresh.slot_tid = self.slot_tid;
+        fresh
     }
 
     /// May `t` run `op` as far as its store buffer is concerned?
@@ -512,7 +534,10 @@ impl Run {
 impl Explorer<'_> {
     /// Run one execution along the tree's prefix and then onwards.
     fn run_one(&mut self, exec: &mut dyn Executor) -> Result<(RunEnd, Run), ExecError> {
-        let mut run = Run::new(self.model);
+        let mut run = match self.spare.take() {
+            Some(old) => old.recycled(self.model),
+            None => Run::new(self.model),
+        };
         // the positions before replay_until repeat the last execution's decisions
         let script: Vec<ScriptStep> = self.nodes[..self.replay_until.min(self.nodes.len())]
             .iter()
@@ -792,23 +817,23 @@ impl Explorer<'_> {
                 .join_target(&ev.op)
                 .and_then(|c| run.threads[c.index()].exit_event)
             {
-                clock.join(&run.trace[x].clock.clone());
+                clock.join(&run.trace[x].clock);
             }
         }
         if buffered && ev.op.drains_buffer() {
             // the buffer is empty: everything it held reached memory before this event
-            clock.join(&run.threads[t.index()].flushed.clone());
+            clock.join(&run.threads[t.index()].flushed);
         }
         let flushing = if virtual_ { None } else { run.flushing.take() };
         if let (Some(e), Op::Update { owner, .. }) = (&flushing, ev.op) {
             // after its store, and (PSO) after the updates of earlier sfence epochs
-            clock.join(&run.trace[e.store].clock.clone());
+            clock.join(&run.trace[e.store].clock);
             for c in run.threads[owner.index()]
                 .epoch_clocks
                 .iter()
                 .take(e.epoch as usize)
             {
-                clock.join(&c.clone());
+                clock.join(c);
             }
         }
         let mut races = Vec::new();
@@ -843,7 +868,7 @@ impl Explorer<'_> {
             }
         }
         for &c in &preds {
-            clock.join(&run.trace[c].clock.clone());
+            clock.join(&run.trace[c].clock);
         }
         clock.set(t, seq);
         let pos = run.trace.len();

@@ -210,6 +210,7 @@ impl NativeTarget {
                 format!("/proc/{}/fd/{}", std::process::id(), runtime.as_raw_fd()),
             )
             .env("SMC_CHANNEL_FD", ch.fd().to_string())
+            .env("SMC_RUNTIME_FD", runtime.as_raw_fd().to_string())
             .env("LD_BIND_NOW", "1")
             .stdin(Stdio::null());
         let output = if opts.program_output {
