@@ -390,6 +390,12 @@ const CORPUS: &[Case] = &[
         "ERROR (crash): the program was killed by signal 11",
     ),
     case(
+        Program("stores_to_address_zero", &[]),
+        &[],
+        1,
+        "ERROR (crash): SIGSEGV (segmentation fault) at address 0x0",
+    ),
+    case(
         Program("divides_by_zero", &[]),
         &[],
         1,

@@ -96,7 +96,9 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
     let (base, b32) = gpr_number(m.base()).unwrap_or((REG_NONE, false));
     let (index, i32_) = gpr_number(m.index()).unwrap_or((REG_NONE, false));
     let vector_index = m.index() != Register::None && !m.index().is_gpr();
-    site.base = if m.base() == Register::None {
+    // iced gives a RIP-relative operand as an absolute link-time address (no base), which the
+    // runtime moves by the load bias; a true absolute address (`mov [0], eax`) stays put.
+    site.base = if m.base() == Register::None && i.is_ip_rel_memory_operand() {
         REG_RIP
     } else {
         base
