@@ -505,6 +505,17 @@ static void on_fatal(int sig, siginfo_t *si, void *ucv) {
         uint64_t pc = t_in_trap ? t_trap_pc : smc_pc(smc_gregs(ucv));
         report_error(SMC_ERR_SIGNAL, (uint32_t)sig, pc, (uint64_t)(uintptr_t)si->si_addr, NULL);
     }
+    if (g_coroutines && g_cur >= 0 && !g_exec_over) {
+        /* The worker outlives the crash of one of its coroutines: the execution ends as if
+         * the signal had killed the process (stdio not flushed), the next one starts from
+         * the snapshot, and the crashed context is never returned to. Leaving the handler
+         * this way keeps `sig` blocked; unblock it for the next execution. */
+        sigset_t m;
+        sigemptyset(&m);
+        sigaddset(&m, sig);
+        syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &m, NULL, _NSIG / 8);
+        co_end(sig, 0);
+    }
     reraise_default(sig);
 }
 

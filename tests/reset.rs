@@ -79,7 +79,8 @@ fn exit_handlers_registered_in_an_execution_run() {
 
 #[test]
 fn crashes_and_failed_assertions_do_not_stop_the_worker_for_good() {
-    // every failing execution kills its worker; the next execution gets a new one
+    // a crash or a failed assertion ends its execution only; the next one starts from the
+    // snapshot as any other
     both_executors(
         "null_publication.c",
         "sc",
@@ -94,6 +95,27 @@ fn crashes_and_failed_assertions_do_not_stop_the_worker_for_good() {
         "error",
         expected_count("racy_counter.c", "tso", &["--keep-going"]),
     );
+}
+
+#[test]
+fn a_crash_ends_its_execution_not_the_worker() {
+    // 4 executions (main's two reads each before or after its setter's store), 3 of them crash
+    // at the end of main; each logs its process id. The worker outlives the crashes: one
+    // process id. One process per execution: four.
+    let scratch = Scratch::new("reset-crash-pids");
+    let bin = compile(&scratch, &source("crash_pids.c"), "gcc", &["-O2"]);
+    let log = scratch.0.join("pids.txt");
+    for (fork, processes) in [(false, 1), (true, 4)] {
+        let _ = std::fs::remove_file(&log);
+        let r = check_with(&scratch, &bin, "sc", fork, &["--keep-going", "-j", "1"]);
+        let ctx = format!("{}\n{}{}", r.command, r.stdout, r.stderr);
+        assert_eq!((r.verdict(), r.executions()), ("error", 4), "{ctx}");
+        assert_eq!(field(&r, "errors")[0]["count"], 3, "{ctx}");
+        let logged = std::fs::read_to_string(&log).unwrap();
+        let ids: std::collections::BTreeSet<&str> = logged.lines().collect();
+        assert_eq!(logged.lines().count(), 4, "{ctx}");
+        assert_eq!(ids.len(), processes, "fork: {fork}: {logged}");
+    }
 }
 
 /// The executions of a program under the fork executor, which the coroutine one must equal.
