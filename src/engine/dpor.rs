@@ -121,6 +121,9 @@ impl ThreadNames {
     }
 }
 
+/// Trace positions an event is linked to (a few, per event: kept off the heap).
+type Links = SmallVec<[usize; 8]>;
+
 struct TraceEvent {
     ev: Event,
     clock: Clock,
@@ -486,9 +489,9 @@ impl Run {
     /// never ordered with its own thread's updates (a load forwarded from the buffer, byte
     /// `n` set in `forwarded`, with nothing yet); an update is ordered after its own thread's
     /// earlier updates of the location but does not race with them (chronological traces).
-    fn links(&self, ev: &Event, fp: &Footprint, forwarded: u64) -> (Vec<usize>, Vec<usize>) {
+    fn links(&self, ev: &Event, fp: &Footprint, forwarded: u64) -> (Links, Links) {
         let owner = ev.owner();
-        let (mut order, mut race) = (Vec::new(), Vec::new());
+        let (mut order, mut race) = (Links::new(), Links::new());
         if matches!(ev.op, Op::ProcessExit { .. }) {
             race.extend(self.threads.iter().filter_map(|t| t.last_event));
         }
@@ -519,7 +522,7 @@ impl Run {
         for v in [&mut order, &mut race] {
             v.sort_unstable();
             v.dedup();
-            v.retain(|&i| self.trace[i].ev.thread != ev.thread);
+            v.retain(|i| self.trace[*i].ev.thread != ev.thread);
         }
         order.extend(race.iter().copied());
         (order, race)
