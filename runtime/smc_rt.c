@@ -1119,7 +1119,10 @@ static void run_worker(uint32_t cmd) {
     for (;;) {
         STORE(&ch->child_pid, me);
         int st = co_execution();
-        if (g_exit_for_real) real_exit(WEXITSTATUS(st)); /* the server reports the status */
+        if (g_exit_for_real) { /* end as its process would have; the server reports it */
+            if (WIFSIGNALED(st)) reraise_default(WTERMSIG(st)); /* crashed: no exit handlers */
+            real_exit(WEXITSTATUS(st));
+        }
         if (captured) note_output();
         smc_snapshot_restore();
         STORE(&ch->wait_status, st);

@@ -118,6 +118,24 @@ fn a_crash_ends_its_execution_not_the_worker() {
     }
 }
 
+#[test]
+fn an_execution_with_exit_handlers_that_crashes_runs_none() {
+    // 2 executions, each registers a handler that logs a line; the one that crashes must not
+    // run it (it ends in a process of its own, killed by the signal)
+    let scratch = Scratch::new("reset-exit-crash");
+    let bin = compile(&scratch, &source("exit_handler_crash.c"), "gcc", &["-O2"]);
+    let log = scratch.0.join("handler.txt");
+    for fork in [false, true] {
+        let _ = std::fs::remove_file(&log);
+        let r = check_with(&scratch, &bin, "sc", fork, &["--keep-going", "-j", "1"]);
+        let ctx = format!("{}\n{}{}", r.command, r.stdout, r.stderr);
+        assert_eq!((r.verdict(), r.executions()), ("error", 2), "{ctx}");
+        assert_eq!(r.error_kind(), Some("crash"), "{ctx}");
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        assert_eq!(logged, "ran\n", "fork: {fork}");
+    }
+}
+
 /// The executions of a program under the fork executor, which the coroutine one must equal.
 fn expected_count(name: &str, model: &str, extra: &[&str]) -> u64 {
     let scratch = Scratch::new(&format!("reset-count-{name}"));
