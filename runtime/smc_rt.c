@@ -1087,11 +1087,31 @@ static int co_execution(void) {
     return g_exec_status;
 }
 
+/* How many objects the dynamic loader has loaded and unloaded so far (one callback). */
+static int loader_counts(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    uint64_t *out = data;
+    out[0] = info->dlpi_adds;
+    out[1] = info->dlpi_subs;
+    return 1;
+}
+
+static uint64_t g_loader_counts[2]; /* at the snapshot */
+
+/* Whether an execution loaded or unloaded an object (dlopen, dlclose): the loader's state is
+ * not put back, only the heap it points into, so this worker must not run another. */
+static int loader_changed(void) {
+    uint64_t now[2] = {0, 0};
+    dl_iterate_phdr(loader_counts, now);
+    return now[0] != g_loader_counts[0] || now[1] != g_loader_counts[1];
+}
+
 /* Set up coroutines in this fresh worker; 0 when they cannot be used here. */
 static int co_setup(void) {
     if (!smc_tls_init() || !slot_stack(0, &g_start[0])) return 0;
     /* no mmap'd chunks: memory a restore would not take back */
     mallopt(M_MMAP_MAX, 0);
+    dl_iterate_phdr(loader_counts, g_loader_counts);
     struct smc_range tls[2] = {{smc_tls.lo, smc_tls.hi}, {NULL, NULL}};
     int n = 1;
     if (smc_tls.rseq_lo) { /* the kernel's part of the TCB */
@@ -1124,12 +1144,14 @@ static void run_worker(uint32_t cmd) {
             real_exit(WEXITSTATUS(st));
         }
         if (captured) note_output();
-        smc_snapshot_restore();
+        int last = loader_changed();
+        if (!last) smc_snapshot_restore();
         STORE(&ch->wait_status, st);
         STORE(&ch->worker_last, cmd);
         STORE(&ch->exec_done, cmd);
         STORE(&ch->worker_cmd, 0);
         notify_supervisor();
+        if (last) die_now(0); /* idle: the server forks a new worker for the next command */
         cmd = next_command(cmd);
         STORE(&ch->worker_cmd, cmd);
         if (captured) lseek(1, 0, SEEK_SET);

@@ -136,6 +136,25 @@ fn an_execution_with_exit_handlers_that_crashes_runs_none() {
     }
 }
 
+#[test]
+fn a_library_loaded_in_an_execution_is_loaded_afresh_in_the_next() {
+    // the loader's state is not put back: a worker that ran dlopen ends after that execution
+    let scratch = Scratch::new("reset-dlopen");
+    let lib = compile(
+        &scratch,
+        &source("plugin.c"),
+        "gcc",
+        &["-O2", "-shared", "-fPIC"],
+    );
+    std::fs::rename(lib, scratch.0.join("plugin.so")).unwrap();
+    let bin = compile(&scratch, &source("dlopen_each.c"), "gcc", &["-O2", "-ldl"]);
+    for fork in [false, true] {
+        let r = check_with(&scratch, &bin, "sc", fork, &["-j", "1"]);
+        let ctx = format!("{}\n{}{}", r.command, r.stdout, r.stderr);
+        assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
+    }
+}
+
 /// The executions of a program under the fork executor, which the coroutine one must equal.
 fn expected_count(name: &str, model: &str, extra: &[&str]) -> u64 {
     let scratch = Scratch::new(&format!("reset-count-{name}"));
