@@ -831,10 +831,21 @@ static void stack_bounds(uint64_t *lo, uint64_t *hi) {
 static void reserve_stacks(void);
 static void run_worker(uint32_t cmd);
 
-/* Wait for the next command after `seen`; exits when the supervisor quits. */
+/* Wait for the next command after `seen`; exits when the supervisor quits. A worker on the
+ * supervisor's CPU yields to it first; whoever sleeps says so in rt_sleeping, and the
+ * supervisor makes the wake-up call only then. */
 static uint32_t next_command(uint32_t seen) {
     uint32_t cmd;
-    while ((cmd = LOAD(&ch->fs_cmd)) == seen && !LOAD(&ch->fs_quit)) futex(&ch->fs_cmd, FUTEX_WAIT, seen, NULL);
+    int yields = 0;
+    while ((cmd = LOAD(&ch->fs_cmd)) == seen && !LOAD(&ch->fs_quit)) {
+        if (yields++ < g_yields) {
+            syscall(SYS_sched_yield); /* not the interposed one */
+            continue;
+        }
+        STORE(&ch->rt_sleeping, 1);
+        futex(&ch->fs_cmd, FUTEX_WAIT, seen, NULL);
+        STORE(&ch->rt_sleeping, 0);
+    }
     if (LOAD(&ch->fs_quit)) die_now(0);
     return cmd;
 }

@@ -593,7 +593,10 @@ impl Executor for NativeTarget {
         // 0 in exec_done means no answer: the command numbers skip it when they wrap
         self.cmd = self.ch.fs_cmd().load(SeqCst).wrapping_add(1).max(1);
         self.ch.fs_cmd().store(self.cmd, SeqCst);
-        futex_wake(self.ch.fs_cmd());
+        // the fork server or the worker waits for it, yielding or asleep (runtime's next_command)
+        if self.ch.rt_sleeping().load(SeqCst) != 0 {
+            futex_wake(self.ch.fs_cmd());
+        }
         let live = self.wait()?;
         self.serve_script(live)
     }
