@@ -10,10 +10,9 @@ pub struct DecodedSite {
     /// The wire description; `offset` holds the instruction's file virtual address and
     /// `copy_off` is filled in by the instrumentation plan.
     pub site: Site,
-    /// The instruction's bytes, to relocate its out-of-line copy.
+    /// The instruction's bytes, to relocate its out-of-line copy (and to disassemble it for
+    /// an error message: formatting every site up front cost a tenth of a short check).
     pub bytes: Vec<u8>,
-    /// Disassembly, for reports.
-    pub text: String,
 }
 
 /// What the checker needs to know about one instruction set.
@@ -26,4 +25,6 @@ pub trait Decoder: Sync {
     fn relocate(&self, site: &DecodedSite, bias: u64, at: u64) -> Result<Vec<u8>, String>;
     /// Room reserved for each relocated copy.
     fn copy_stride(&self) -> usize;
+    /// The site's instruction as assembly, for messages.
+    fn disassemble(&self, site: &DecodedSite) -> String;
 }

@@ -13,6 +13,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A site's instruction as assembly, for messages.
+    pub fn disassemble(&self, site: &DecodedSite) -> String {
+        self.decoder.disassemble(site)
+    }
+
     pub fn new(program: &Program, decoder: &'static dyn Decoder) -> Plan {
         let mut sites: Vec<DecodedSite> = program
             .code

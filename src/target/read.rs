@@ -117,7 +117,7 @@ impl ChannelReader<'_> {
                     .sites
                     .iter()
                     .find(|s| s.site.offset + self.load_bias == pc)
-                    .map(|s| format!(" (`{}`)", s.text))
+                    .map(|s| format!(" (`{}`)", self.plan.disassemble(s)))
                     .unwrap_or_default();
                 return Err(ExecError::Fatal(format!(
                     "unsupported instruction at {:#x}{what} on shared memory {:#x}: {}",

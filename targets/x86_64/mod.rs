@@ -134,7 +134,6 @@ impl Decoder for X86_64 {
         let mut decoder =
             IcedDecoder::with_ip(64, &section.bytes, section.addr, DecoderOptions::NONE);
         let mut info = InstructionInfoFactory::new();
-        let mut fmt = IntelFormatter::new();
         let mut out = Vec::new();
         let mut instr = Instruction::default();
         while decoder.can_decode() {
@@ -147,15 +146,12 @@ impl Decoder for X86_64 {
             };
             let start = (instr.ip() - section.addr) as usize;
             let bytes = section.bytes[start..start + instr.len()].to_vec();
-            let mut text = String::new();
-            fmt.format(&instr, &mut text);
             out.push(DecodedSite {
                 site: Site {
                     orig: bytes[0],
                     ..site
                 },
                 bytes,
-                text,
             });
         }
         out
@@ -169,12 +165,16 @@ impl Decoder for X86_64 {
             .map_err(|e| e.to_string())?;
         let code = [instr, back];
         let block = InstructionBlock::new(&code, at);
-        let enc = BlockEncoder::encode(64, block, BlockEncoderOptions::NONE)
-            .map_err(|e| format!("cannot relocate `{}` at {ip:#x}: {e}", site.text))?;
+        let enc = BlockEncoder::encode(64, block, BlockEncoderOptions::NONE).map_err(|e| {
+            format!(
+                "cannot relocate `{}` at {ip:#x}: {e}",
+                self.disassemble(site)
+            )
+        })?;
         if enc.code_buffer.len() > self.copy_stride() {
             return Err(format!(
                 "relocated `{}` at {ip:#x} does not fit its slot",
-                site.text
+                self.disassemble(site)
             ));
         }
         Ok(enc.code_buffer)
@@ -182,6 +182,13 @@ impl Decoder for X86_64 {
 
     fn copy_stride(&self) -> usize {
         32
+    }
+
+    fn disassemble(&self, site: &DecodedSite) -> String {
+        let mut d = IcedDecoder::with_ip(64, &site.bytes, site.site.offset, DecoderOptions::NONE);
+        let mut text = String::new();
+        IntelFormatter::new().format(&d.decode(), &mut text);
+        text
     }
 }
 
@@ -284,12 +291,21 @@ mod tests {
     }
 
     #[test]
+    fn a_site_disassembles_at_its_address() {
+        let bytes = vec![0x8b, 0x05, 0x10, 0, 0, 0]; // mov eax, [rip+0x10] at 0x1000
+        let ds = DecodedSite {
+            site: check(&bytes).unwrap(),
+            bytes,
+        };
+        assert_eq!(X86_64.disassemble(&ds), "mov eax,[1016h]");
+    }
+
+    #[test]
     fn relocated_copy_reaches_rip_relative_operand_and_returns() {
         let bytes = vec![0x8b, 0x05, 0x10, 0, 0, 0]; // mov eax, [rip+0x10] at 0x1000
         let ds = DecodedSite {
             site: check(&bytes).unwrap(),
             bytes,
-            text: String::new(),
         };
         // loaded at bias 0x5000_0000: the copy addresses the global as loaded
         let code = X86_64.relocate(&ds, 0x5000_0000, 0x5100_0000).unwrap();
