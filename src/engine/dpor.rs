@@ -216,6 +216,8 @@ struct Splitting<'a> {
     /// and every shard must walk the same top, or their parts do not add up.
     leaves: u64,
     leaves_hash: u64,
+    /// The number of the leaf this worker explores below now (0: none yet).
+    current: u64,
 }
 
 /// Explore every inequivalent execution; stop at the first error (or go on, with
@@ -249,6 +251,7 @@ pub fn explore_part(
             depth: None,
             leaves: 0,
             leaves_hash: 0,
+            current: 0,
         }),
         spare: None,
     };
@@ -319,6 +322,8 @@ fn explore_from(
             RunEnd::Bounded => stats.bounded += 1,
             RunEnd::HandedOver | RunEnd::Skipped => {}
             RunEnd::Error(mut cx) => {
+                let leaf = x.split.as_ref().map_or(0, |s| s.current);
+                cx.found = (leaf, stats.executions + stats.blocked + stats.bounded);
                 stats.executions += 1;
                 cx.heap = exec.heap_blocks();
                 cx.output = exec.output();
@@ -1195,6 +1200,7 @@ impl Explorer<'_> {
             buffered: run.buffers.is_some(),
             heap: Vec::new(),
             output: None,
+            found: (0, 0),
         };
         renumber(&mut cx);
         Box::new(cx)
@@ -1225,7 +1231,11 @@ impl Explorer<'_> {
         s.leaves += 1;
         s.leaves_hash =
             (s.leaves_hash ^ super::prefix_hash(&prefix)).wrapping_mul(0x0100_0000_01b3);
-        (s.split.claim)(&prefix)
+        let ours = (s.split.claim)(&prefix);
+        if ours {
+            s.current = s.leaves;
+        }
+        ours
     }
 
     /// Does this worker count the executions explored before the split (the empty prefix)?

@@ -225,6 +225,11 @@ pub struct Counterexample {
     pub heap: Vec<(u64, u64, u64)>,
     /// What the execution wrote to stdout and stderr, when captured.
     pub output: Option<Output>,
+    /// Where the exploration met it: the leaf of the split top it lies below (0 before the
+    /// split, or without one) and how many executions its worker had run. Workers meet leaves
+    /// in one order and each explores a leaf alone, so this orders the errors of all workers
+    /// the same way in every run.
+    pub found: (u64, u64),
 }
 
 /// The end of what an execution wrote (stdout and stderr interleaved), and how much it wrote.

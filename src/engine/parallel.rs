@@ -128,6 +128,8 @@ pub fn explore_jobs<E: Executor + Send>(
     for r in results {
         outcome.merge(r?);
     }
+    // in the order one worker walking the leaves one after another would have met them
+    outcome.errors.sort_by_key(|(cx, _)| cx.found);
     Ok(outcome)
 }
 
@@ -154,8 +156,11 @@ impl Outcome {
     /// Add another worker's outcome to this one.
     pub fn merge(&mut self, other: Outcome) {
         self.stats = sum(&[self.stats.clone(), other.stats]);
-        if self.error.is_none() {
-            self.error = other.error;
+        // of the errors and counterexamples found by several workers, the one met first
+        if let Some(e) = other.error {
+            if self.error.as_ref().is_none_or(|s| e.found < s.found) {
+                self.error = Some(e);
+            }
         }
         for (cx, n) in other.errors {
             match self
@@ -163,7 +168,12 @@ impl Outcome {
                 .iter_mut()
                 .find(|(e, _)| e.kind == cx.kind && e.message == cx.message)
             {
-                Some(e) => e.1 += n,
+                Some(e) => {
+                    e.1 += n;
+                    if cx.found < e.0.found {
+                        e.0 = cx;
+                    }
+                }
                 None => self.errors.push((cx, n)),
             }
         }
