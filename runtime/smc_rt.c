@@ -65,7 +65,9 @@ static int g_cur = -1;      /* the coroutine running, -1 for the host */
 static int g_resume = -1;   /* who runs next when the current one waits: a creator whose child
                              * has announced its first event */
 static int g_exec_over, g_exec_status, g_exec_flush;
-static int g_exit_for_real; /* the execution registered an exit handler: end it with exit() */
+static int g_exit_for_real; /* the execution must end with exit() (exit handlers in libc's list) */
+static int g_nexit_handlers; /* exit handlers the worker keeps for the execution (below) */
+static void run_exit_handlers(int status);
 static int g_argc;
 static char **g_argv, **g_envp;
 /* Yields before the worker sleeps waiting for a go, when it shares its one CPU with the
@@ -1058,6 +1060,7 @@ static void __attribute__((noreturn)) co_thread(void) {
 static int co_execution(void) {
     g_exec_over = 0;
     g_exiting = 0;
+    g_nexit_handlers = 0; /* a crashed or aborted execution's never ran */
     g_resume = -1;
     for (int i = 0; i < SMC_MAX_THREADS; i++) g_co[i].waiting = 0;
     g_co[0].fs = smc_tls.main_tp;
@@ -1094,7 +1097,10 @@ static int co_execution(void) {
         }
         errno = saved_errno;
     }
-    if (g_exec_flush) fflush(NULL);
+    if (g_exec_flush) { /* exit() in the program, or main returned */
+        if (!g_exit_for_real) run_exit_handlers(WEXITSTATUS(g_exec_status));
+        fflush(NULL);
+    }
     return g_exec_status;
 }
 
@@ -1254,14 +1260,53 @@ EXPORT void exit(int status) {
     real_exit(status);
 }
 
-/* Exit handlers registered in an execution would run at its exit: a worker then ends the
- * execution with exit() and the next one starts in a new process. */
+/* Exit handlers an execution registers run when it exits, as exit() would run them. libc's
+ * list is put back with the snapshot, so a worker keeps them in a list of its own and runs
+ * them itself (run_exit_handlers). Past its room, the rest go to libc after one handler that
+ * runs ours (so the order stays last in, first out), and the execution ends with exit(). */
+#define SMC_MAX_EXIT_HANDLERS 256
+static struct {
+    void (*fn)(void *);
+    void (*on)(int, void *);
+    void *arg;
+} g_exit_handlers[SMC_MAX_EXIT_HANDLERS];
+
+static void run_exit_handlers(int status) {
+    while (g_nexit_handlers > 0) { /* a handler may register more */
+        int i = --g_nexit_handlers;
+        if (g_exit_handlers[i].on) g_exit_handlers[i].on(status, g_exit_handlers[i].arg);
+        else g_exit_handlers[i].fn(g_exit_handlers[i].arg);
+    }
+}
+
+static void run_kept_exit_handlers(int status, void *arg) {
+    (void)arg;
+    run_exit_handlers(status);
+}
+
+/* Keep a handler for the worker; 0 when libc must take it. */
+static int keep_exit_handler(void (*fn)(void *), void (*on)(int, void *), void *arg) {
+    if (!g_coroutines || !in_execution() || g_exit_for_real) return 0;
+    if (g_nexit_handlers == SMC_MAX_EXIT_HANDLERS) {
+        static int (*real_on_exit)(void (*)(int, void *), void *);
+        if (!real_on_exit) real_on_exit = dlsym(RTLD_NEXT, "on_exit");
+        g_exit_for_real = 1;
+        real_on_exit(run_kept_exit_handlers, NULL);
+        return 0;
+    }
+    g_exit_handlers[g_nexit_handlers].fn = fn;
+    g_exit_handlers[g_nexit_handlers].on = on;
+    g_exit_handlers[g_nexit_handlers].arg = arg;
+    g_nexit_handlers++;
+    return 1;
+}
+
 EXPORT int __cxa_atexit(void (*fn)(void *), void *arg, void *dso) {
-    if (g_coroutines && in_execution()) g_exit_for_real = 1;
+    if (keep_exit_handler(fn, NULL, arg)) return 0;
     REAL(__cxa_atexit, fn, arg, dso);
 }
 EXPORT int on_exit(void (*fn)(int, void *), void *arg) {
-    if (g_coroutines && in_execution()) g_exit_for_real = 1;
+    if (keep_exit_handler(NULL, fn, arg)) return 0;
     REAL(on_exit, fn, arg);
 }
 

@@ -97,6 +97,33 @@ fn crashes_and_failed_assertions_do_not_stop_the_worker_for_good() {
     );
 }
 
+/// Check `bin` under sc on one worker, with `log` (in the scratch directory, which the
+/// program's executions write to) removed first: the run, a description of it, and the log.
+fn check_logging(
+    scratch: &Scratch,
+    bin: &Path,
+    fork: bool,
+    log: &str,
+    extra: &[&str],
+) -> (Run, String, String) {
+    let log = scratch.0.join(log);
+    let _ = std::fs::remove_file(&log);
+    let mut args = vec!["-j", "1"];
+    args.extend_from_slice(extra);
+    let r = check_with(scratch, bin, "sc", fork, &args);
+    let ctx = format!("{}\n{}{}", r.command, r.stdout, r.stderr);
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    (r, ctx, logged)
+}
+
+/// How many distinct lines `logged` has.
+fn distinct_lines(logged: &str) -> usize {
+    logged
+        .lines()
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
 #[test]
 fn a_crash_ends_its_execution_not_the_worker() {
     // 4 executions (main's two reads each before or after its setter's store), 3 of them crash
@@ -104,17 +131,27 @@ fn a_crash_ends_its_execution_not_the_worker() {
     // process id. One process per execution: four.
     let scratch = Scratch::new("reset-crash-pids");
     let bin = compile(&scratch, &source("crash_pids.c"), "gcc", &["-O2"]);
-    let log = scratch.0.join("pids.txt");
     for (fork, processes) in [(false, 1), (true, 4)] {
-        let _ = std::fs::remove_file(&log);
-        let r = check_with(&scratch, &bin, "sc", fork, &["--keep-going", "-j", "1"]);
-        let ctx = format!("{}\n{}{}", r.command, r.stdout, r.stderr);
+        let (r, ctx, logged) = check_logging(&scratch, &bin, fork, "pids.txt", &["--keep-going"]);
         assert_eq!((r.verdict(), r.executions()), ("error", 4), "{ctx}");
         assert_eq!(field(&r, "errors")[0]["count"], 3, "{ctx}");
-        let logged = std::fs::read_to_string(&log).unwrap();
-        let ids: std::collections::BTreeSet<&str> = logged.lines().collect();
         assert_eq!(logged.lines().count(), 4, "{ctx}");
-        assert_eq!(ids.len(), processes, "fork: {fork}: {logged}");
+        assert_eq!(distinct_lines(&logged), processes, "fork: {fork}: {logged}");
+    }
+}
+
+#[test]
+fn exit_handlers_of_an_execution_run_in_the_worker() {
+    // a C++ function-local static first used in each execution registers its destructor each
+    // time; the destructor logs the process id at each exit: 2 lines, from one worker process
+    // (a process of its own per execution before: as slow as fork), or from 2 processes
+    let scratch = Scratch::new("reset-local-static");
+    let bin = compile(&scratch, &source("local_static.cpp"), "g++", &["-O2"]);
+    for (fork, processes) in [(false, 1), (true, 2)] {
+        let (r, ctx, logged) = check_logging(&scratch, &bin, fork, "exit_pids.txt", &[]);
+        assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
+        assert_eq!(logged.lines().count(), 2, "{ctx}");
+        assert_eq!(distinct_lines(&logged), processes, "fork: {fork}: {logged}");
     }
 }
 
@@ -124,14 +161,11 @@ fn an_execution_with_exit_handlers_that_crashes_runs_none() {
     // run it (it ends in a process of its own, killed by the signal)
     let scratch = Scratch::new("reset-exit-crash");
     let bin = compile(&scratch, &source("exit_handler_crash.c"), "gcc", &["-O2"]);
-    let log = scratch.0.join("handler.txt");
     for fork in [false, true] {
-        let _ = std::fs::remove_file(&log);
-        let r = check_with(&scratch, &bin, "sc", fork, &["--keep-going", "-j", "1"]);
-        let ctx = format!("{}\n{}{}", r.command, r.stdout, r.stderr);
+        let (r, ctx, logged) =
+            check_logging(&scratch, &bin, fork, "handler.txt", &["--keep-going"]);
         assert_eq!((r.verdict(), r.executions()), ("error", 2), "{ctx}");
         assert_eq!(r.error_kind(), Some("crash"), "{ctx}");
-        let logged = std::fs::read_to_string(&log).unwrap_or_default();
         assert_eq!(logged, "ran\n", "fork: {fork}");
     }
 }
