@@ -156,6 +156,19 @@ fn exit_handlers_of_an_execution_run_in_the_worker() {
 }
 
 #[test]
+fn more_exit_handlers_than_the_worker_keeps_all_run_in_order() {
+    // 300 handlers per execution: 256 kept by the worker, the rest given to libc behind one
+    // that runs the kept ones; each execution logs whether all ran, last registered first
+    let scratch = Scratch::new("reset-many-handlers");
+    let bin = compile(&scratch, &source("many_exit_handlers.c"), "gcc", &["-O2"]);
+    for fork in [false, true] {
+        let (r, ctx, logged) = check_logging(&scratch, &bin, fork, "handlers.txt", &[]);
+        assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
+        assert_eq!(logged, "in order\nin order\n", "fork: {fork}: {ctx}");
+    }
+}
+
+#[test]
 fn an_execution_with_exit_handlers_that_crashes_runs_none() {
     // 2 executions, each registers a handler that logs a line; the one that crashes must not
     // run it (it ends in a process of its own, killed by the signal)
