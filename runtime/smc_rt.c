@@ -68,6 +68,10 @@ static int g_exec_over, g_exec_status, g_exec_flush;
 static int g_exit_for_real; /* the execution must end with exit() (exit handlers in libc's list) */
 static int g_nexit_handlers; /* exit handlers the worker keeps for the execution (below) */
 static void run_exit_handlers(int status);
+static void run_thread_local_dtors(int slot);
+static void run_key_dtors(void);
+static void co_thread_reset(void);
+static void keep_keys_at_main(void);
 static int g_argc;
 static char **g_argv, **g_envp;
 /* Yields before the worker sleeps waiting for a go, when it shares its one CPU with the
@@ -1040,6 +1044,25 @@ static void __attribute__((noreturn)) co_gone(void) {
     __builtin_unreachable();
 }
 
+/* The running coroutine's thread ends (its start routine returned or it called pthread_exit,
+ * its exit event is recorded): what glibc's start_thread would run after it, its thread_local
+ * destructors and then those of its thread-specific data, unseen by the checker as there. */
+static void __attribute__((noreturn)) co_thread_exit(void) {
+    run_thread_local_dtors(g_cur);
+    run_key_dtors();
+    co_gone();
+}
+
+/* The execution exits with `status` (main returned or exit() was called, its exit event is
+ * recorded): as exit() would, in the exiting thread, its thread_local destructors and the exit
+ * handlers the execution registered run; the host flushes stdio. */
+static void __attribute__((noreturn)) co_exit(int status) {
+    g_exiting = 1;
+    run_thread_local_dtors(g_cur);
+    if (!g_exit_for_real) run_exit_handlers(status & 0xff);
+    co_end((status & 0xff) << 8, 1);
+}
+
 static void __attribute__((noreturn)) co_main(void) {
     t_slot = 0;
     t_stack_lo = g_start[0].stack_lo;
@@ -1047,12 +1070,12 @@ static void __attribute__((noreturn)) co_main(void) {
     g_tids[0] = pthread_self();
     int r = real_main(g_argc, g_argv, g_envp);
     if (in_execution()) smc_stop(SMC_OP_PROCESS_EXIT, 0, 0, 0, (uint64_t)r, 0, 0, 0);
-    co_end((r & 0xff) << 8, 1);
+    co_exit(r);
 }
 
 static void __attribute__((noreturn)) co_thread(void) {
     thread_start(&g_start[g_cur]);
-    co_gone();
+    co_thread_exit();
 }
 
 /* Run one execution: main as coroutine 0, then whichever coroutine the supervisor (or the
@@ -1061,6 +1084,7 @@ static int co_execution(void) {
     g_exec_over = 0;
     g_exiting = 0;
     g_nexit_handlers = 0; /* a crashed or aborted execution's never ran */
+    co_thread_reset();
     g_resume = -1;
     for (int i = 0; i < SMC_MAX_THREADS; i++) g_co[i].waiting = 0;
     g_co[0].fs = smc_tls.main_tp;
@@ -1097,10 +1121,7 @@ static int co_execution(void) {
         }
         errno = saved_errno;
     }
-    if (g_exec_flush) { /* exit() in the program, or main returned */
-        if (!g_exit_for_real) run_exit_handlers(WEXITSTATUS(g_exec_status));
-        fflush(NULL);
-    }
+    if (g_exec_flush) fflush(NULL); /* exit() in the program, or main returned */
     return g_exec_status;
 }
 
@@ -1129,6 +1150,7 @@ static int co_setup(void) {
     /* no mmap'd chunks: memory a restore would not take back */
     mallopt(M_MMAP_MAX, 0);
     dl_iterate_phdr(loader_counts, g_loader_counts);
+    keep_keys_at_main();
     struct smc_range tls[2] = {{smc_tls.lo, smc_tls.hi}, {NULL, NULL}};
     int n = 1;
     if (smc_tls.rseq_lo) { /* the kernel's part of the TCB */
@@ -1246,7 +1268,7 @@ EXPORT void pthread_exit(void *ret) {
     /* main may leave this way too: the process then lives on until its last thread exits */
     if (in_execution()) {
         thread_finish(ret);
-        if (g_coroutines) co_gone();
+        if (g_coroutines) co_thread_exit();
     }
     real_pthread_exit(ret);
 }
@@ -1254,7 +1276,7 @@ EXPORT void pthread_exit(void *ret) {
 EXPORT void exit(int status) {
     if (in_execution()) {
         smc_stop(SMC_OP_PROCESS_EXIT, 0, 0, 0, (uint64_t)status, CALLER_PC, 0, 0);
-        if (g_coroutines) co_end((status & 0xff) << 8, 1);
+        if (g_coroutines) co_exit(status);
         g_exiting = 1;
     }
     real_exit(status);
@@ -1299,6 +1321,112 @@ static int keep_exit_handler(void (*fn)(void *), void (*on)(int, void *), void *
     g_exit_handlers[g_nexit_handlers].arg = arg;
     g_nexit_handlers++;
     return 1;
+}
+
+/* Destructors a real thread would run when it ends, which a coroutine runs itself
+ * (co_thread_exit): C++ thread_local objects' (registered per thread with
+ * __cxa_thread_atexit_impl; kept here for the execution, since libc keeps them in the TLS the
+ * coroutine got as a copy of main's) and thread-specific data's (pthread_key_create; keys are
+ * remembered as created, and those an execution creates or deletes are forgotten with it, as
+ * the snapshot puts libc's key table back). */
+#define SMC_MAX_TLS_DTORS 1024
+static struct {
+    int slot;
+    void (*dtor)(void *);
+    void *obj;
+} g_tls_dtors[SMC_MAX_TLS_DTORS];
+static int g_ntls_dtors;
+
+EXPORT int __cxa_thread_atexit_impl(void (*dtor)(void *), void *obj, void *dso) {
+    if (g_coroutines && in_execution() && g_ntls_dtors < SMC_MAX_TLS_DTORS) {
+        g_tls_dtors[g_ntls_dtors].slot = t_slot;
+        g_tls_dtors[g_ntls_dtors].dtor = dtor;
+        g_tls_dtors[g_ntls_dtors].obj = obj;
+        g_ntls_dtors++;
+        return 0;
+    }
+    REAL(__cxa_thread_atexit_impl, dtor, obj, dso);
+}
+
+/* Newest first; a destructor may register more. */
+static void run_thread_local_dtors(int slot) {
+    for (;;) {
+        int i = g_ntls_dtors - 1;
+        while (i >= 0 && g_tls_dtors[i].slot != slot) i--;
+        if (i < 0) return;
+        void (*dtor)(void *) = g_tls_dtors[i].dtor;
+        void *obj = g_tls_dtors[i].obj;
+        memmove(&g_tls_dtors[i], &g_tls_dtors[i + 1], (size_t)(g_ntls_dtors - i - 1) * sizeof g_tls_dtors[0]);
+        g_ntls_dtors--;
+        dtor(obj);
+    }
+}
+
+#define SMC_MAX_KEYS 1024
+struct key_dtor {
+    pthread_key_t key;
+    void (*dtor)(void *);
+};
+static struct key_dtor g_keys[SMC_MAX_KEYS], g_keys_at_main[SMC_MAX_KEYS];
+static int g_nkeys, g_nkeys_at_main, g_keys_changed;
+
+static void forget_key(pthread_key_t key) {
+    for (int i = 0; i < g_nkeys; i++)
+        if (g_keys[i].key == key) g_keys[i--] = g_keys[--g_nkeys];
+}
+
+EXPORT int pthread_key_create(pthread_key_t *key, void (*dtor)(void *)) {
+    static int (*real_fn)(pthread_key_t *, void (*)(void *));
+    if (!real_fn) real_fn = dlsym(RTLD_NEXT, "pthread_key_create");
+    int r = real_fn(key, dtor);
+    if (r == 0) {
+        forget_key(*key);
+        if (dtor && g_nkeys < SMC_MAX_KEYS) {
+            g_keys[g_nkeys].key = *key;
+            g_keys[g_nkeys].dtor = dtor;
+            g_nkeys++;
+        }
+        g_keys_changed = 1;
+    }
+    return r;
+}
+
+EXPORT int pthread_key_delete(pthread_key_t key) {
+    forget_key(key);
+    g_keys_changed = 1;
+    REAL(pthread_key_delete, key);
+}
+
+/* As glibc: each non-null value is set to null and its destructor called, in rounds while
+ * destructors set new values. */
+static void run_key_dtors(void) {
+    for (int round = 0; round < 4; round++) { /* glibc's PTHREAD_DESTRUCTOR_ITERATIONS */
+        int any = 0;
+        for (int i = 0; i < g_nkeys; i++) {
+            void *v = pthread_getspecific(g_keys[i].key);
+            if (!v) continue;
+            pthread_setspecific(g_keys[i].key, NULL);
+            g_keys[i].dtor(v);
+            any = 1;
+        }
+        if (!any) return;
+    }
+}
+
+/* At the snapshot: the keys that exist at main. */
+static void keep_keys_at_main(void) {
+    memcpy(g_keys_at_main, g_keys, sizeof g_keys);
+    g_nkeys_at_main = g_nkeys;
+    g_keys_changed = 0;
+}
+
+/* Before each execution: none of the last one's thread_local destructors, main's keys. */
+static void co_thread_reset(void) {
+    g_ntls_dtors = 0;
+    if (!g_keys_changed) return;
+    memcpy(g_keys, g_keys_at_main, sizeof g_keys);
+    g_nkeys = g_nkeys_at_main;
+    g_keys_changed = 0;
 }
 
 EXPORT int __cxa_atexit(void (*fn)(void *), void *arg, void *dso) {

@@ -156,6 +156,31 @@ fn exit_handlers_of_an_execution_run_in_the_worker() {
 }
 
 #[test]
+fn destructors_run_when_a_thread_ends() {
+    // thread-specific data (C) and thread_local objects (C++, main's at exit too), each
+    // destructor logging its thread's number: the same lines with both executors
+    for (name, cc, expected) in [
+        ("key_dtors.c", "gcc", "key 1\nkey 1\nkey 2\nkey 2\n"),
+        (
+            "thread_local_dtors.cpp",
+            "g++",
+            "tls 1\ntls 1\ntls 2\ntls 2\ntls 3\ntls 3\n",
+        ),
+    ] {
+        let scratch = Scratch::new(&format!("reset-{name}"));
+        let bin = compile(&scratch, &source(name), cc, &["-O2"]);
+        for fork in [false, true] {
+            let (r, ctx, logged) = check_logging(&scratch, &bin, fork, "dtors.txt", &[]);
+            assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
+            let mut lines: Vec<&str> = logged.lines().collect();
+            lines.sort_unstable();
+            let sorted: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            assert_eq!(sorted, expected, "{name}, fork: {fork}: {ctx}");
+        }
+    }
+}
+
+#[test]
 fn more_exit_handlers_than_the_worker_keeps_all_run_in_order() {
     // 300 handlers per execution: 256 kept by the worker, the rest given to libc behind one
     // that runs the kept ones; each execution logs whether all ran, last registered first
