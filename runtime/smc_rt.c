@@ -66,6 +66,7 @@ static int g_resume = -1;   /* who runs next when the current one waits: a creat
                              * has announced its first event */
 static int g_exec_over, g_exec_status, g_exec_flush;
 static int g_exit_for_real; /* the execution must end with exit() (exit handlers in libc's list) */
+static pid_t g_worker_pid;  /* this worker's process id, 0 outside a worker */
 static int g_nexit_handlers; /* exit handlers the worker keeps for the execution (below) */
 static void run_exit_handlers(int status);
 static void run_thread_local_dtors(int slot);
@@ -1174,6 +1175,7 @@ static void run_worker(uint32_t cmd) {
     if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1) g_yields = WORKER_YIELDS;
     STORE(&ch->coroutines, SMC_COROUTINES_ON);
     pid_t me = getpid();
+    g_worker_pid = me;
     int captured = (ch->flags & SMC_FLAG_CAPTURED) != 0;
     for (;;) {
         STORE(&ch->child_pid, me);
@@ -1321,6 +1323,30 @@ static int keep_exit_handler(void (*fn)(void *), void (*on)(int, void *), void *
     g_exit_handlers[g_nexit_handlers].arg = arg;
     g_nexit_handlers++;
     return 1;
+}
+
+/* A coroutine thread's own thread id, as a real thread has one: main's is the process id (as
+ * for a real main thread), slot n's the process id + n. Programs use it as an identity (lock
+ * owners, logs), so all threads sharing the worker's one would behave unlike real threads. */
+static long own_tid(void) { return g_worker_pid && t_slot > 0 ? (long)g_worker_pid + t_slot : 0; }
+
+EXPORT pid_t gettid(void) {
+    long tid = own_tid();
+    return tid ? (pid_t)tid : (pid_t)syscall(SYS_gettid);
+}
+
+/* syscall(SYS_gettid), the way to gettid before glibc 2.30; every other number goes to libc's
+ * syscall() with all six argument registers (those the call did not set are ignored). */
+EXPORT long syscall(long nr, ...) {
+    static long (*real_fn)(long, ...);
+    if (nr == SYS_gettid && own_tid()) return own_tid();
+    if (!real_fn) real_fn = dlsym(RTLD_NEXT, "syscall");
+    va_list ap;
+    va_start(ap, nr);
+    long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
+    long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+    va_end(ap);
+    return real_fn(nr, a, b, c, d, e, f);
 }
 
 /* Destructors a real thread would run when it ends, which a coroutine runs itself

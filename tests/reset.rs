@@ -61,6 +61,12 @@ fn each_thread_keeps_its_own_state() {
 }
 
 #[test]
+fn each_thread_has_its_own_thread_id() {
+    // gettid() and syscall(SYS_gettid): distinct per thread, main's the process id
+    both_executors("thread_ids.c", "sc", &[], "ok", 2);
+}
+
+#[test]
 fn an_execution_leaves_nothing_behind() {
     // globals, heap, break, argv, environment and descriptors as at main in each of the
     // 20 executions (the orders of two threads' three stores each)
