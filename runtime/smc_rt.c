@@ -73,6 +73,7 @@ static void run_thread_local_dtors(int slot);
 static void run_key_dtors(void);
 static void co_thread_reset(void);
 static void keep_keys_at_main(void);
+static int unmap_execution_maps(void);
 static int g_argc;
 static char **g_argv, **g_envp;
 /* Yields before the worker sleeps waiting for a go, when it shares its one CPU with the
@@ -1185,7 +1186,7 @@ static void run_worker(uint32_t cmd) {
             real_exit(WEXITSTATUS(st));
         }
         if (captured) note_output();
-        int last = loader_changed();
+        int last = loader_changed() || !unmap_execution_maps();
         if (!last) smc_snapshot_restore();
         STORE(&ch->wait_status, st);
         STORE(&ch->worker_last, cmd);
@@ -1323,6 +1324,63 @@ static int keep_exit_handler(void (*fn)(void *), void (*on)(int, void *), void *
     g_exit_handlers[g_nexit_handlers].arg = arg;
     g_nexit_handlers++;
     return 1;
+}
+
+/* Memory the program maps during an execution (mmap) is unmapped after it, as its process's
+ * would be: the snapshot does not hold it, and a worker would otherwise keep every execution's.
+ * A mapping unmapped whole in the execution is forgotten; past the list's room the worker
+ * ends after the execution. */
+#define SMC_MAX_MAPS 256
+static struct {
+    void *addr;
+    size_t len;
+} g_maps[SMC_MAX_MAPS];
+static int g_nmaps, g_maps_lost;
+
+static void *keep_map(void *p, size_t len) {
+    if (p == MAP_FAILED || !g_coroutines || !in_execution()) return p;
+    if (g_nmaps == SMC_MAX_MAPS) {
+        g_maps_lost = 1;
+        return p;
+    }
+    g_maps[g_nmaps].addr = p;
+    g_maps[g_nmaps].len = len;
+    g_nmaps++;
+    return p;
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+    static void *(*real_fn)(void *, size_t, int, int, int, off_t);
+    if (!real_fn) real_fn = dlsym(RTLD_NEXT, "mmap");
+    return keep_map(real_fn(addr, len, prot, flags, fd, off), len);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+    static void *(*real_fn)(void *, size_t, int, int, int, off_t);
+    if (!real_fn) real_fn = dlsym(RTLD_NEXT, "mmap64");
+    return keep_map(real_fn(addr, len, prot, flags, fd, off), len);
+}
+
+EXPORT int munmap(void *addr, size_t len) {
+    uintptr_t lo = (uintptr_t)addr, hi = lo + len;
+    for (int i = 0; i < g_nmaps; i++) {
+        uintptr_t a = (uintptr_t)g_maps[i].addr;
+        if (a >= lo && a + g_maps[i].len <= hi) g_maps[i--] = g_maps[--g_nmaps];
+    }
+    REAL(munmap, addr, len);
+}
+
+/* After an execution: 0 when some of its mappings were not kept (the worker must end). */
+static int unmap_execution_maps(void) {
+    static int (*real_munmap)(void *, size_t);
+    if (!real_munmap) real_munmap = dlsym(RTLD_NEXT, "munmap");
+    while (g_nmaps > 0) {
+        g_nmaps--;
+        real_munmap(g_maps[g_nmaps].addr, g_maps[g_nmaps].len);
+    }
+    int kept = !g_maps_lost;
+    g_maps_lost = 0;
+    return kept;
 }
 
 /* A coroutine thread's own thread id, as a real thread has one: main's is the process id (as

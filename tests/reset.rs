@@ -61,6 +61,12 @@ fn each_thread_keeps_its_own_state() {
 }
 
 #[test]
+fn memory_an_execution_maps_is_unmapped_after_it() {
+    // a page mapped at one fixed address (MAP_FIXED_NOREPLACE) in each execution
+    both_executors("mmap_each.c", "sc", &[], "ok", 2);
+}
+
+#[test]
 fn each_thread_has_its_own_thread_id() {
     // gettid() and syscall(SYS_gettid): distinct per thread, main's the process id
     both_executors("thread_ids.c", "sc", &[], "ok", 2);
