@@ -74,6 +74,8 @@ static void run_key_dtors(void);
 static void co_thread_reset(void);
 static void keep_keys_at_main(void);
 static int unmap_execution_maps(void);
+static void keep_cwd_at_main(void);
+static int restore_cwd(void);
 static int g_argc;
 static char **g_argv, **g_envp;
 /* Yields before the worker sleeps waiting for a go, when it shares its one CPU with the
@@ -1153,6 +1155,7 @@ static int co_setup(void) {
     mallopt(M_MMAP_MAX, 0);
     dl_iterate_phdr(loader_counts, g_loader_counts);
     keep_keys_at_main();
+    keep_cwd_at_main();
     struct smc_range tls[2] = {{smc_tls.lo, smc_tls.hi}, {NULL, NULL}};
     int n = 1;
     if (smc_tls.rseq_lo) { /* the kernel's part of the TCB */
@@ -1186,7 +1189,7 @@ static void run_worker(uint32_t cmd) {
             real_exit(WEXITSTATUS(st));
         }
         if (captured) note_output();
-        int last = loader_changed() || !unmap_execution_maps();
+        int last = loader_changed() || !unmap_execution_maps() || !restore_cwd();
         if (!last) smc_snapshot_restore();
         STORE(&ch->wait_status, st);
         STORE(&ch->worker_last, cmd);
@@ -1381,6 +1384,35 @@ static int unmap_execution_maps(void) {
     int kept = !g_maps_lost;
     g_maps_lost = 0;
     return kept;
+}
+
+/* The working directory an execution changes (chdir, fchdir) is changed back after it; when
+ * it cannot be, the worker ends after the execution. */
+static char g_cwd_at_main[4096];
+static int g_cwd_changed;
+
+static void keep_cwd_at_main(void) {
+    if (!getcwd(g_cwd_at_main, sizeof g_cwd_at_main)) g_cwd_at_main[0] = 0;
+    g_cwd_changed = 0;
+}
+
+EXPORT int chdir(const char *path) {
+    g_cwd_changed = 1;
+    REAL(chdir, path);
+}
+
+EXPORT int fchdir(int fd) {
+    g_cwd_changed = 1;
+    REAL(fchdir, fd);
+}
+
+/* After an execution: 0 when the working directory could not be put back. */
+static int restore_cwd(void) {
+    if (!g_cwd_changed) return 1;
+    static int (*real_chdir)(const char *);
+    if (!real_chdir) real_chdir = dlsym(RTLD_NEXT, "chdir");
+    g_cwd_changed = 0;
+    return g_cwd_at_main[0] && real_chdir(g_cwd_at_main) == 0;
 }
 
 /* A coroutine thread's own thread id, as a real thread has one: main's is the process id (as

@@ -67,6 +67,18 @@ fn memory_an_execution_maps_is_unmapped_after_it() {
 }
 
 #[test]
+fn the_working_directory_is_changed_back() {
+    // each execution checks it starts where cwd_marker is, then changes to /
+    let scratch = Scratch::new("reset-chdir");
+    std::fs::write(scratch.0.join("cwd_marker"), "").unwrap();
+    let bin = compile(&scratch, &source("chdir_each.c"), "gcc", &["-O2"]);
+    for fork in [false, true] {
+        let (r, ctx, _) = check_logging(&scratch, &bin, fork, "unused.txt", &[]);
+        assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
+    }
+}
+
+#[test]
 fn each_thread_has_its_own_thread_id() {
     // gettid() and syscall(SYS_gettid): distinct per thread, main's the process id
     both_executors("thread_ids.c", "sc", &[], "ok", 2);
