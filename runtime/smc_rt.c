@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
@@ -76,6 +77,8 @@ static void keep_keys_at_main(void);
 static int unmap_execution_maps(void);
 static void keep_cwd_at_main(void);
 static int restore_cwd(void);
+static void keep_signals_at_main(void);
+static void restore_signals(void);
 static int g_argc;
 static char **g_argv, **g_envp;
 /* Yields before the worker sleeps waiting for a go, when it shares its one CPU with the
@@ -1156,6 +1159,7 @@ static int co_setup(void) {
     dl_iterate_phdr(loader_counts, g_loader_counts);
     keep_keys_at_main();
     keep_cwd_at_main();
+    keep_signals_at_main();
     struct smc_range tls[2] = {{smc_tls.lo, smc_tls.hi}, {NULL, NULL}};
     int n = 1;
     if (smc_tls.rseq_lo) { /* the kernel's part of the TCB */
@@ -1190,6 +1194,7 @@ static void run_worker(uint32_t cmd) {
         }
         if (captured) note_output();
         int last = loader_changed() || !unmap_execution_maps() || !restore_cwd();
+        restore_signals();
         if (!last) smc_snapshot_restore();
         STORE(&ch->wait_status, st);
         STORE(&ch->worker_last, cmd);
@@ -1729,11 +1734,50 @@ static int runtime_signal(int sig) {
     return 0;
 }
 
+/* Dispositions and timers an execution changes are put back after it (restore_signals). */
+static struct sigaction g_act_at_main[65], g_prog_act_at_main[65];
+static uint64_t g_sigs_changed; /* bit sig - 1 */
+static int g_timers_set;
+
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+    if (act && sig > 0 && sig < 65) g_sigs_changed |= 1ull << (sig - 1);
     if (!runtime_signal(sig)) return sys_sigaction(sig, act, old);
     if (old) *old = prog_act[sig];
     if (act) prog_act[sig] = *act;
     return 0;
+}
+
+EXPORT unsigned alarm(unsigned seconds) {
+    g_timers_set = 1;
+    REAL(alarm, seconds);
+}
+
+EXPORT int setitimer(__itimer_which_t which, const struct itimerval *value, struct itimerval *old) {
+    g_timers_set = 1;
+    REAL(setitimer, which, value, old);
+}
+
+static void keep_signals_at_main(void) {
+    for (int sig = 1; sig < 65; sig++) sys_sigaction(sig, NULL, &g_act_at_main[sig]);
+    memcpy(g_prog_act_at_main, prog_act, sizeof prog_act);
+    g_sigs_changed = 0;
+    g_timers_set = 0;
+}
+
+/* After an execution: the dispositions it changed as at main, its interval timers off (an
+ * alarm it set must not go off in a later execution). */
+static void restore_signals(void) {
+    for (int sig = 1; g_sigs_changed && sig < 65; sig++) {
+        if (!(g_sigs_changed >> (sig - 1) & 1)) continue;
+        if (runtime_signal(sig)) prog_act[sig] = g_prog_act_at_main[sig];
+        else sys_sigaction(sig, &g_act_at_main[sig], NULL);
+    }
+    g_sigs_changed = 0;
+    if (!g_timers_set) return;
+    struct itimerval off;
+    memset(&off, 0, sizeof off);
+    for (int which = ITIMER_REAL; which <= ITIMER_PROF; which++) setitimer(which, &off, NULL);
+    g_timers_set = 0;
 }
 
 EXPORT sighandler_t signal(int sig, sighandler_t handler) {

@@ -79,6 +79,12 @@ fn the_working_directory_is_changed_back() {
 }
 
 #[test]
+fn signal_dispositions_and_alarms_are_put_back() {
+    // a SIGUSR1 handler installed and an alarm set in each execution
+    both_executors("signals_each.c", "sc", &[], "ok", 2);
+}
+
+#[test]
 fn each_thread_has_its_own_thread_id() {
     // gettid() and syscall(SYS_gettid): distinct per thread, main's the process id
     both_executors("thread_ids.c", "sc", &[], "ok", 2);
