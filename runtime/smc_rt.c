@@ -78,6 +78,7 @@ static int unmap_execution_maps(void);
 static void keep_cwd_at_main(void);
 static int restore_cwd(void);
 static void keep_signals_at_main(void);
+static int g_mask_changed;
 static void restore_signals(void);
 static int g_argc;
 static char **g_argv, **g_envp;
@@ -1738,6 +1739,7 @@ static int runtime_signal(int sig) {
 static struct sigaction g_act_at_main[65], g_prog_act_at_main[65];
 static uint64_t g_sigs_changed; /* bit sig - 1 */
 static int g_timers_set;
+static sigset_t g_mask_at_main;
 
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
     if (act && sig > 0 && sig < 65) g_sigs_changed |= 1ull << (sig - 1);
@@ -1760,13 +1762,17 @@ EXPORT int setitimer(__itimer_which_t which, const struct itimerval *value, stru
 static void keep_signals_at_main(void) {
     for (int sig = 1; sig < 65; sig++) sys_sigaction(sig, NULL, &g_act_at_main[sig]);
     memcpy(g_prog_act_at_main, prog_act, sizeof prog_act);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &g_mask_at_main, _NSIG / 8);
     g_sigs_changed = 0;
+    g_mask_changed = 0;
     g_timers_set = 0;
 }
 
-/* After an execution: the dispositions it changed as at main, its interval timers off (an
- * alarm it set must not go off in a later execution). */
+/* After an execution: the dispositions it changed and the signal mask as at main, its interval
+ * timers off (an alarm it set must not go off in a later execution). */
 static void restore_signals(void) {
+    if (g_mask_changed) syscall(SYS_rt_sigprocmask, SIG_SETMASK, &g_mask_at_main, NULL, _NSIG / 8);
+    g_mask_changed = 0;
     for (int sig = 1; g_sigs_changed && sig < 65; sig++) {
         if (!(g_sigs_changed >> (sig - 1) & 1)) continue;
         if (runtime_signal(sig)) prog_act[sig] = g_prog_act_at_main[sig];
@@ -1800,11 +1806,13 @@ static const sigset_t *without_runtime_signals(const sigset_t *set, sigset_t *co
 
 EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
     sigset_t copy;
+    if (set) g_mask_changed = 1;
     REAL(sigprocmask, how, how == SIG_UNBLOCK ? set : without_runtime_signals(set, &copy), old);
 }
 
 EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
     sigset_t copy;
+    if (set) g_mask_changed = 1;
     REAL(pthread_sigmask, how, how == SIG_UNBLOCK ? set : without_runtime_signals(set, &copy), old);
 }
 
