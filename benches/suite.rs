@@ -1,8 +1,8 @@
 //! The benchmark suite: `cargo bench` (see BENCHMARKS.md).
 //!
 //! Builds each program with gcc -O2, runs the release checker on it under each model with
-//! `--json`, and prints program, model, verdict, executions, blocked, wall time, executions/s
-//! and the checker's peak RSS. The table is also written as JSON (`target/bench/latest.json`, or
+//! `--json`, and prints program, model, verdict, executions, blocked, wall time, executions/s,
+//! wall time per visible event and the checker's peak RSS. The table is also written as JSON (`target/bench/latest.json`, or
 //! `--json FILE`) so that two commits can be compared: `--compare FILE` adds a column with the
 //! speed-up in executions/s over that earlier run.
 //!
@@ -158,12 +158,17 @@ impl Row {
     fn rate(&self) -> f64 {
         self.executions as f64 / self.wall_s.max(1e-9)
     }
+    /// Wall time per visible event, start-up included (issue 5's per-event target).
+    fn us_per_event(&self) -> f64 {
+        self.wall_s * 1e6 / (self.events.max(1) as f64)
+    }
     fn json(&self) -> Value {
         json!({
             "name": self.name, "group": self.group, "model": self.model,
             "verdict": self.verdict, "expected": self.expected,
             "executions": self.executions, "blocked": self.blocked, "events": self.events,
             "wall_s": self.wall_s, "executions_per_s": self.rate(),
+            "us_per_event": self.us_per_event(),
             "peak_rss_kib": self.peak_rss_kib,
         })
     }
@@ -272,7 +277,7 @@ fn main() {
         .filter(|p| filters.is_empty() || filters.iter().any(|f| p.name().contains(f.as_str())))
         .collect();
     println!(
-        "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9} {:>10} {:>9}{}",
+        "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9} {:>10} {:>8} {:>9}{}",
         "program",
         "model",
         "verdict",
@@ -280,6 +285,7 @@ fn main() {
         "blocked",
         "wall s",
         "execs/s",
+        "us/event",
         "RSS KiB",
         if before.is_empty() { "" } else { "   speed-up" }
     );
@@ -321,7 +327,7 @@ fn main() {
                 .map(|b| format!("   {:>7.2}x", row.rate() / b.max(1e-9)))
                 .unwrap_or_default();
             println!(
-                "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9.3} {:>10.0} {:>9}{speedup}{}",
+                "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9.3} {:>10.0} {:>8.2} {:>9}{speedup}{}",
                 row.name,
                 row.model,
                 row.verdict,
@@ -329,6 +335,7 @@ fn main() {
                 row.blocked,
                 row.wall_s,
                 row.rate(),
+                row.us_per_event(),
                 row.peak_rss_kib,
                 if wrong { "   WRONG VERDICT" } else { "" }
             );
@@ -336,11 +343,13 @@ fn main() {
         }
     }
     let execs: u64 = rows.iter().map(|r| r.executions).sum();
+    let events: u64 = rows.iter().map(|r| r.events).sum();
     let wall: f64 = rows.iter().map(|r| r.wall_s).sum();
     println!(
-        "{} runs, {execs} executions in {wall:.1} s of checking ({:.0} executions/s overall), {:.1} s in all",
+        "{} runs, {execs} executions ({events} events) in {wall:.1} s of checking ({:.0} executions/s, {:.2} us/event overall), {:.1} s in all",
         rows.len(),
         execs as f64 / wall.max(1e-9),
+        wall * 1e6 / events.max(1) as f64,
         total.elapsed().as_secs_f64()
     );
     let commit = Command::new("git")
