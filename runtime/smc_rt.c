@@ -78,7 +78,6 @@ static int unmap_execution_maps(void);
 static void keep_cwd_at_main(void);
 static int restore_cwd(void);
 static void keep_signals_at_main(void);
-static int g_mask_changed;
 static void restore_signals(void);
 static int g_argc;
 static char **g_argv, **g_envp;
@@ -116,13 +115,14 @@ static void (*real_assert_fail)(const char *, const char *, unsigned, const char
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
 
-/* Forward to the function this one interposes. */
-#define REAL(name, ...)                                                                            \
-    do {                                                                                           \
+/* The function this one interposes (looked up once), and a forward to it. */
+#define REAL_FN(name)                                                                              \
+    ({                                                                                             \
         static __typeof__(name) *real_fn;                                                          \
         if (!real_fn) real_fn = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);                       \
-        return real_fn(__VA_ARGS__);                                                               \
-    } while (0)
+        real_fn;                                                                                   \
+    })
+#define REAL(name, ...) return REAL_FN(name)(__VA_ARGS__)
 
 static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts) {
     return syscall(SYS_futex, w, op, val, ts, NULL, 0);
@@ -716,34 +716,15 @@ EXPORT void free(void *p) {
 }
 
 /* Aligned blocks come from the heap too (not recorded for reports). */
-#define NEXT(name) ((__typeof__(name) *)dlsym(RTLD_NEXT, #name))
-EXPORT void *memalign(size_t align, size_t n) {
-    static __typeof__(memalign) *f;
-    if (!f) f = NEXT(memalign);
-    return heap_block(f(align, n), n);
-}
-EXPORT void *aligned_alloc(size_t align, size_t n) {
-    static __typeof__(aligned_alloc) *f;
-    if (!f) f = NEXT(aligned_alloc);
-    return heap_block(f(align, n), n);
-}
+EXPORT void *memalign(size_t align, size_t n) { return heap_block(REAL_FN(memalign)(align, n), n); }
+EXPORT void *aligned_alloc(size_t align, size_t n) { return heap_block(REAL_FN(aligned_alloc)(align, n), n); }
 EXPORT int posix_memalign(void **out, size_t align, size_t n) {
-    static __typeof__(posix_memalign) *f;
-    if (!f) f = NEXT(posix_memalign);
-    int r = f(out, align, n);
+    int r = REAL_FN(posix_memalign)(out, align, n);
     if (r == 0) heap_block(*out, n);
     return r;
 }
-EXPORT void *valloc(size_t n) {
-    static __typeof__(valloc) *f;
-    if (!f) f = NEXT(valloc);
-    return heap_block(f(n), n);
-}
-EXPORT void *pvalloc(size_t n) {
-    static __typeof__(pvalloc) *f;
-    if (!f) f = NEXT(pvalloc);
-    return heap_block(f(n), (n + 4095) & ~(size_t)4095);
-}
+EXPORT void *valloc(size_t n) { return heap_block(REAL_FN(valloc)(n), n); }
+EXPORT void *pvalloc(size_t n) { return heap_block(REAL_FN(pvalloc)(n), (n + 4095) & ~(size_t)4095); }
 
 __attribute__((constructor)) static void smc_init(void) {
     heap_ready();
@@ -845,21 +826,25 @@ static void stack_bounds(uint64_t *lo, uint64_t *hi) {
 static void reserve_stacks(void);
 static void run_worker(uint32_t cmd);
 
-/* Wait for the next command after `seen`; exits when the supervisor quits. A worker on the
- * supervisor's CPU yields to it first; whoever sleeps says so in rt_sleeping, and the
- * supervisor makes the wake-up call only then. */
+/* Wait once for `*word` to move past `seen`: a worker on the supervisor's CPU yields to it
+ * (`*yields` counts the yields), else the runtime sleeps on the word and says so in
+ * rt_sleeping; the supervisor makes the wake-up call only then. */
+static void rt_wait(uint32_t *word, uint32_t seen, int *yields) {
+    if ((*yields)++ < g_yields) {
+        syscall(SYS_sched_yield); /* not the interposed sched_yield */
+        return;
+    }
+    STORE(&ch->rt_sleeping, 1);
+    futex(word, FUTEX_WAIT, seen, NULL);
+    STORE(&ch->rt_sleeping, 0);
+    *yields = 0;
+}
+
+/* Wait for the next command after `seen`; exits when the supervisor quits. */
 static uint32_t next_command(uint32_t seen) {
     uint32_t cmd;
     int yields = 0;
-    while ((cmd = LOAD(&ch->fs_cmd)) == seen && !LOAD(&ch->fs_quit)) {
-        if (yields++ < g_yields) {
-            syscall(SYS_sched_yield); /* not the interposed one */
-            continue;
-        }
-        STORE(&ch->rt_sleeping, 1);
-        futex(&ch->fs_cmd, FUTEX_WAIT, seen, NULL);
-        STORE(&ch->rt_sleeping, 0);
-    }
+    while ((cmd = LOAD(&ch->fs_cmd)) == seen && !LOAD(&ch->fs_quit)) rt_wait(&ch->fs_cmd, seen, &yields);
     if (LOAD(&ch->fs_quit)) die_now(0);
     return cmd;
 }
@@ -1119,14 +1104,7 @@ static int co_execution(void) {
             return 0;
         }
         int saved_errno = errno; /* main's: the host runs on its TLS */
-        if (yields++ < g_yields) {
-            syscall(SYS_sched_yield); /* not the interposed one */
-        } else {
-            STORE(&ch->rt_sleeping, 1);
-            futex(&ch->rt_wake, FUTEX_WAIT, seq, NULL);
-            STORE(&ch->rt_sleeping, 0);
-            yields = 0;
-        }
+        rt_wait(&ch->rt_wake, seq, &yields);
         errno = saved_errno;
     }
     if (g_exec_flush) fflush(NULL); /* exit() in the program, or main returned */
@@ -1322,10 +1300,8 @@ static void run_kept_exit_handlers(int status, void *arg) {
 static int keep_exit_handler(void (*fn)(void *), void (*on)(int, void *), void *arg) {
     if (!g_coroutines || !in_execution() || g_exit_for_real) return 0;
     if (g_nexit_handlers == SMC_MAX_EXIT_HANDLERS) {
-        static int (*real_on_exit)(void (*)(int, void *), void *);
-        if (!real_on_exit) real_on_exit = dlsym(RTLD_NEXT, "on_exit");
         g_exit_for_real = 1;
-        real_on_exit(run_kept_exit_handlers, NULL);
+        REAL_FN(on_exit)(run_kept_exit_handlers, NULL);
         return 0;
     }
     g_exit_handlers[g_nexit_handlers].fn = fn;
@@ -1359,15 +1335,11 @@ static void *keep_map(void *p, size_t len) {
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
-    static void *(*real_fn)(void *, size_t, int, int, int, off_t);
-    if (!real_fn) real_fn = dlsym(RTLD_NEXT, "mmap");
-    return keep_map(real_fn(addr, len, prot, flags, fd, off), len);
+    return keep_map(REAL_FN(mmap)(addr, len, prot, flags, fd, off), len);
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
-    static void *(*real_fn)(void *, size_t, int, int, int, off_t);
-    if (!real_fn) real_fn = dlsym(RTLD_NEXT, "mmap64");
-    return keep_map(real_fn(addr, len, prot, flags, fd, off), len);
+    return keep_map(REAL_FN(mmap64)(addr, len, prot, flags, fd, off), len);
 }
 
 EXPORT int munmap(void *addr, size_t len) {
@@ -1381,11 +1353,9 @@ EXPORT int munmap(void *addr, size_t len) {
 
 /* After an execution: 0 when some of its mappings were not kept (the worker must end). */
 static int unmap_execution_maps(void) {
-    static int (*real_munmap)(void *, size_t);
-    if (!real_munmap) real_munmap = dlsym(RTLD_NEXT, "munmap");
     while (g_nmaps > 0) {
         g_nmaps--;
-        real_munmap(g_maps[g_nmaps].addr, g_maps[g_nmaps].len);
+        REAL_FN(munmap)(g_maps[g_nmaps].addr, g_maps[g_nmaps].len);
     }
     int kept = !g_maps_lost;
     g_maps_lost = 0;
@@ -1415,10 +1385,8 @@ EXPORT int fchdir(int fd) {
 /* After an execution: 0 when the working directory could not be put back. */
 static int restore_cwd(void) {
     if (!g_cwd_changed) return 1;
-    static int (*real_chdir)(const char *);
-    if (!real_chdir) real_chdir = dlsym(RTLD_NEXT, "chdir");
     g_cwd_changed = 0;
-    return g_cwd_at_main[0] && real_chdir(g_cwd_at_main) == 0;
+    return g_cwd_at_main[0] && REAL_FN(chdir)(g_cwd_at_main) == 0;
 }
 
 /* A coroutine thread's own thread id, as a real thread has one: main's is the process id (as
@@ -1434,15 +1402,13 @@ EXPORT pid_t gettid(void) {
 /* syscall(SYS_gettid), the way to gettid before glibc 2.30; every other number goes to libc's
  * syscall() with all six argument registers (those the call did not set are ignored). */
 EXPORT long syscall(long nr, ...) {
-    static long (*real_fn)(long, ...);
     if (nr == SYS_gettid && own_tid()) return own_tid();
-    if (!real_fn) real_fn = dlsym(RTLD_NEXT, "syscall");
     va_list ap;
     va_start(ap, nr);
     long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
     long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
     va_end(ap);
-    return real_fn(nr, a, b, c, d, e, f);
+    return REAL_FN(syscall)(nr, a, b, c, d, e, f);
 }
 
 /* Destructors a real thread would run when it ends, which a coroutine runs itself
@@ -1498,9 +1464,7 @@ static void forget_key(pthread_key_t key) {
 }
 
 EXPORT int pthread_key_create(pthread_key_t *key, void (*dtor)(void *)) {
-    static int (*real_fn)(pthread_key_t *, void (*)(void *));
-    if (!real_fn) real_fn = dlsym(RTLD_NEXT, "pthread_key_create");
-    int r = real_fn(key, dtor);
+    int r = REAL_FN(pthread_key_create)(key, dtor);
     if (r == 0) {
         forget_key(*key);
         if (dtor && g_nkeys < SMC_MAX_KEYS) {
@@ -1738,7 +1702,7 @@ static int runtime_signal(int sig) {
 /* Dispositions and timers an execution changes are put back after it (restore_signals). */
 static struct sigaction g_act_at_main[65], g_prog_act_at_main[65];
 static uint64_t g_sigs_changed; /* bit sig - 1 */
-static int g_timers_set;
+static int g_timers_set, g_mask_changed;
 static sigset_t g_mask_at_main;
 
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
@@ -1782,7 +1746,7 @@ static void restore_signals(void) {
     if (!g_timers_set) return;
     struct itimerval off;
     memset(&off, 0, sizeof off);
-    for (int which = ITIMER_REAL; which <= ITIMER_PROF; which++) setitimer(which, &off, NULL);
+    for (int which = ITIMER_REAL; which <= ITIMER_PROF; which++) REAL_FN(setitimer)(which, &off, NULL);
     g_timers_set = 0;
 }
 

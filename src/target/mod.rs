@@ -12,7 +12,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use crate::channel::{
@@ -525,11 +525,18 @@ impl NativeTarget {
     fn wake(&self, slot: usize) {
         if self.ch.coroutines().load(SeqCst) == coroutines::ON {
             self.ch.rt_wake().fetch_add(1, SeqCst);
-            if self.ch.rt_sleeping().load(SeqCst) != 0 {
-                futex_wake(self.ch.rt_wake());
-            }
+            self.wake_sleeper(self.ch.rt_wake());
         } else {
             futex_wake(self.ch.slot_go(slot));
+        }
+    }
+
+    /// The futex wake-up call on `word`, whose change the runtime waits for, made only while
+    /// it sleeps (rt_sleeping, set by the runtime's rt_wait on any word); a yielding runtime
+    /// sees the change by itself.
+    fn wake_sleeper(&self, word: &AtomicU32) {
+        if self.ch.rt_sleeping().load(SeqCst) != 0 {
+            futex_wake(word);
         }
     }
 
@@ -594,9 +601,7 @@ impl Executor for NativeTarget {
         self.cmd = self.ch.fs_cmd().load(SeqCst).wrapping_add(1).max(1);
         self.ch.fs_cmd().store(self.cmd, SeqCst);
         // the fork server or the worker waits for it, yielding or asleep (runtime's next_command)
-        if self.ch.rt_sleeping().load(SeqCst) != 0 {
-            futex_wake(self.ch.fs_cmd());
-        }
+        self.wake_sleeper(self.ch.fs_cmd());
         let live = self.wait()?;
         self.serve_script(live)
     }
