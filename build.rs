@@ -1,11 +1,71 @@
 //! Builds the C runtime (runtime/) into a shared object that the checker embeds, so that an
-//! installed `smc-run` is self-contained.
-use std::path::PathBuf;
+//! installed `smc-run` is self-contained, and names the build (`SMC_BUILD_ID`: a hash of the
+//! sources), so that the checker refuses an engine library (runtime/engine) of another build.
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// FNV-1a over the paths and contents of the files under `dirs`, in path order.
+fn hash_sources(dirs: &[&str]) -> u64 {
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, files);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for d in dirs {
+        let p = Path::new(d);
+        if p.is_file() {
+            files.push(p.to_path_buf());
+        } else {
+            walk(p, &mut files);
+        }
+    }
+    files.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        for b in f.to_string_lossy().bytes().chain(bytes) {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
 
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap();
+    for d in ["src", "runtime", "targets"] {
+        println!("cargo:rerun-if-changed={d}");
+    }
+    println!("cargo:rerun-if-changed=Cargo.toml");
+    let build = hash_sources(&["src", "runtime", "targets", "Cargo.toml"]);
+    println!("cargo:rustc-env=SMC_BUILD_ID={build:016x}");
+    // The runtime is compiled again only when its own sources change (this script runs on
+    // every change of src/ for the build id).
+    let rt_sources = hash_sources(&[
+        "runtime/smc_rt.c",
+        "runtime/snapshot.c",
+        "runtime/snapshot.h",
+        "runtime/channel.h",
+        "runtime/smc_verifier.h",
+        "runtime/smc_verifier.c",
+        &format!("targets/{arch}"),
+    ]);
+    let stamp = out.join("runtime.hash");
+    if std::fs::read_to_string(&stamp).ok() == Some(format!("{rt_sources:016x}"))
+        && out.join("libsmc_rt.so").exists()
+        && out.join("libsmc_verifier.so").exists()
+    {
+        return;
+    }
     for f in [
         "runtime/smc_rt.c",
         "runtime/snapshot.c",
@@ -66,4 +126,5 @@ fn main() {
         ],
         "the SV-COMP link library",
     );
+    std::fs::write(&stamp, format!("{rt_sources:016x}")).unwrap();
 }

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 6
+#define SMC_CHANNEL_VERSION 7
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -212,7 +212,8 @@ struct smc_header {
     uint64_t code_cap;
     /* init handshake */
     uint32_t init_state;
-    uint32_t pad0;
+    uint32_t explore_cmd; /* supervisor: the fs_cmd that asks the worker to run a whole exploration
+                           * with the engine loaded into it (SMC_ENGINE_LIB) */
     uint64_t load_bias;
     uint64_t tramp_addr;
     uint64_t self_addr;   /* runtime: where this channel is mapped in the program */

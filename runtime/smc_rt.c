@@ -75,12 +75,32 @@ static void run_key_dtors(void);
 static void co_thread_reset(void);
 static void keep_keys_at_main(void);
 static int unmap_execution_maps(void);
+static int loader_changed(void);
 static void keep_cwd_at_main(void);
 static int restore_cwd(void);
 static void keep_signals_at_main(void);
 static void restore_signals(void);
 static int g_argc;
 static char **g_argv, **g_envp;
+
+/* ---- the engine inside the worker (src/target/in_worker.rs): the checker's engine, loaded
+ * into the fork server as a library, runs a whole exploration in the worker, calling the
+ * coroutine loop below directly instead of a round trip to the checker per step ---- */
+struct smc_engine_ops { /* EngineOps in src/target/in_worker.rs */
+    uint64_t abi;
+    void *channel;
+    uint64_t channel_size;
+    int (*begin)(void);
+    int (*run)(void);
+    int (*end)(void);
+};
+#define SMC_ENGINE_ABI 1
+typedef int (*engine_explore_fn)(const struct smc_engine_ops *, int);
+static char g_engine_lib[4096]; /* SMC_ENGINE_LIB */
+static int g_engine_fd = -1;    /* SMC_ENGINE_FD: the area shared with the checker */
+static engine_explore_fn g_engine_explore;
+static int g_in_engine;    /* the worker's engine runs: nobody waits for a stop */
+static int g_worker_spent; /* this worker cannot run another execution */
 /* Yields before the worker sleeps waiting for a go, when it shares its one CPU with the
  * supervisor: the go usually comes within microseconds, and a wake-up costs more. */
 static int g_yields;
@@ -135,6 +155,7 @@ static void __attribute__((noreturn)) die_now(int code) {
 }
 
 static void notify_supervisor(void) {
+    if (g_in_engine) return;
     __atomic_add_fetch(&ch->sup_futex, 1, __ATOMIC_SEQ_CST);
     if (LOAD(&ch->sup_sleeping)) futex_wake_all(&ch->sup_futex); /* else it sees the bump */
 }
@@ -741,7 +762,14 @@ __attribute__((constructor)) static void smc_init(void) {
      * one more fd gap per execution) */
     const char *rtenv = getenv("SMC_RUNTIME_FD");
     if (rtenv && atoi(rtenv) > 2 && atoi(rtenv) != fd) close(atoi(rtenv));
+    const char *lib = getenv("SMC_ENGINE_LIB"), *area = getenv("SMC_ENGINE_FD");
+    if (lib && area && strlen(lib) < sizeof g_engine_lib) {
+        strcpy(g_engine_lib, lib);
+        g_engine_fd = atoi(area);
+    }
     /* helpers the program starts must not inherit the checker */
+    unsetenv("SMC_ENGINE_LIB");
+    unsetenv("SMC_ENGINE_FD");
     unsetenv("SMC_RUNTIME_FD");
     unsetenv("SMC_CHANNEL_FD");
     unsetenv("LD_PRELOAD");
@@ -826,6 +854,19 @@ static void stack_bounds(uint64_t *lo, uint64_t *hi) {
 static void reserve_stacks(void);
 static void run_worker(uint32_t cmd);
 
+/* Load the engine library the checker named, in the fork server: before any worker's snapshot,
+ * which leaves the library's memory out. Without it the checker explores by itself. */
+static void load_engine(void) {
+    if (!g_engine_lib[0]) return;
+    void *h = dlopen(g_engine_lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    void (*init)(void) = (void (*)(void))dlsym(h, "smc_engine_init");
+    engine_explore_fn explore = (engine_explore_fn)dlsym(h, "smc_engine_explore");
+    if (!init || !explore) return;
+    init();
+    g_engine_explore = explore;
+}
+
 /* Wait once for `*word` to move past `seen`: a worker on the supervisor's CPU yields to it
  * (`*yields` counts the yields), else the runtime sleeps on the word and says so in
  * rt_sleeping; the supervisor makes the wake-up call only then. */
@@ -865,6 +906,7 @@ static int smc_main(int argc, char **argv, char **envp) {
     /* a debugger follows one process per execution */
     int coroutines = !getenv("SMC_NO_COROUTINES") && !(ch->flags & SMC_FLAG_DEBUGGABLE);
     pid_t server = getpid();
+    if (coroutines) load_engine();
     uint32_t seen = LOAD(&ch->fs_cmd);
     STORE(&ch->init_state, SMC_INIT_READY);
     notify_supervisor();
@@ -882,6 +924,7 @@ static int smc_main(int argc, char **argv, char **envp) {
             /* yama's ptrace_scope=1 only lets ancestors trace; gdb is not ours */
             if (ch->flags & SMC_FLAG_DEBUGGABLE) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
             if (worker) run_worker(cmd); /* returns only if it cannot run coroutines */
+            if (LOAD(&ch->explore_cmd) == cmd) die_now(1); /* no worker: the checker explores */
             t_slot = 0;
             t_stack_lo = g_main_stack_lo;
             t_stack_hi = g_main_stack_hi;
@@ -1071,9 +1114,8 @@ static void __attribute__((noreturn)) co_thread(void) {
     co_thread_exit();
 }
 
-/* Run one execution: main as coroutine 0, then whichever coroutine the supervisor (or the
- * script) lets go, until it ends. Returns its status, as waitpid would. */
-static int co_execution(void) {
+/* Start an execution: main as coroutine 0, run until it waits. */
+static void co_start(void) {
     g_exec_over = 0;
     g_exiting = 0;
     g_nexit_handlers = 0; /* a crashed or aborted execution's never ran */
@@ -1083,10 +1125,13 @@ static int co_execution(void) {
     g_co[0].fs = smc_tls.main_tp;
     g_co[0].sp = smc_coro_frame(g_start[0].stack_hi, co_main);
     co_switch(0);
-    int yields = 0;
+}
+
+/* Resume the coroutines whose go is set until none is. 1 when the execution is over
+ * (g_exec_status says how), 0 when every thread that has not exited waits; *ran says
+ * whether one ran. */
+static int co_run_ready(int *ran) {
     while (!g_exec_over) {
-        uint32_t seq = LOAD(&ch->rt_wake);
-        if (LOAD(&ch->abort)) return 0; /* as die_now(0), output not flushed */
         uint32_t n = LOAD(&ch->nthreads), exited = 0;
         if (n > SMC_MAX_THREADS) n = SMC_MAX_THREADS;
         int next = -1;
@@ -1096,12 +1141,32 @@ static int co_execution(void) {
         }
         if (next >= 0) {
             co_switch(next);
-            yields = 0;
+            *ran = 1;
             continue;
         }
         if (exited == n) { /* main left by pthread_exit, and the last thread has exited */
-            fflush(NULL);
-            return 0;
+            g_exec_over = 1;
+            g_exec_status = 0;
+            g_exec_flush = 1;
+        }
+        return g_exec_over;
+    }
+    return 1;
+}
+
+/* Run one execution: main as coroutine 0, then whichever coroutine the supervisor (or the
+ * script) lets go, until it ends. Returns its status, as waitpid would. */
+static int co_execution(void) {
+    co_start();
+    int yields = 0;
+    for (;;) {
+        uint32_t seq = LOAD(&ch->rt_wake);
+        if (LOAD(&ch->abort) && !g_exec_over) return 0; /* as die_now(0), output not flushed */
+        int ran = 0;
+        if (co_run_ready(&ran)) break;
+        if (ran) {
+            yields = 0;
+            continue;
         }
         int saved_errno = errno; /* main's: the host runs on its TLS */
         rt_wait(&ch->rt_wake, seq, &yields);
@@ -1109,6 +1174,68 @@ static int co_execution(void) {
     }
     if (g_exec_flush) fflush(NULL); /* exit() in the program, or main returned */
     return g_exec_status;
+}
+
+/* After an execution: note its output and put the process back as the snapshot has it.
+ * 0 when this worker cannot run another execution. */
+static int co_reset(int captured) {
+    if (captured) note_output();
+    int last = loader_changed() || !unmap_execution_maps() || !restore_cwd();
+    restore_signals();
+    if (!last) smc_snapshot_restore();
+    return !last;
+}
+
+/* ---- the engine's side of the worker (struct smc_engine_ops) ---- */
+
+/* The execution is over: as run_worker after co_execution. 1, or -1 when it had to end the
+ * worker (exit handlers in libc's list: the checker explores by itself then). */
+static int ew_finish(void) {
+    if (g_exec_flush) fflush(NULL);
+    if (g_exit_for_real) {
+        g_worker_spent = 1;
+        return -1;
+    }
+    if (!co_reset((ch->flags & SMC_FLAG_CAPTURED) != 0)) g_worker_spent = 1;
+    STORE(&ch->wait_status, g_exec_status);
+    return 1;
+}
+
+static int ew_settle(void) {
+    int ran = 0;
+    return co_run_ready(&ran) ? ew_finish() : 0;
+}
+
+static int ew_begin(void) {
+    if (g_worker_spent) return -1;
+    if (ch->flags & SMC_FLAG_CAPTURED) lseek(1, 0, SEEK_SET);
+    STORE(&ch->child_pid, g_worker_pid); /* what the checker kills if the exploration hangs */
+    co_start();
+    return ew_settle();
+}
+
+static int ew_run(void) { return ew_settle(); }
+
+/* The engine abandons the execution while its threads wait (as the checker's abort). */
+static int ew_end(void) {
+    if (!g_exec_over) {
+        g_exec_over = 1;
+        g_exiting = 1;
+        g_exec_status = 0;
+        g_exec_flush = 0;
+    }
+    return ew_finish();
+}
+
+/* Run the exploration the checker asked for with command `cmd`; the status to answer it with
+ * (0: the answer is in the shared area). */
+static int engine_explore(void) {
+    if (!g_engine_explore) return 1 << 8;
+    struct smc_engine_ops ops = {SMC_ENGINE_ABI, ch, ch->total_size, ew_begin, ew_run, ew_end};
+    g_in_engine = 1;
+    int r = g_engine_explore(&ops, g_engine_fd);
+    g_in_engine = 0;
+    return r == 0 ? 0 : 1 << 8;
 }
 
 /* How many objects the dynamic loader has loaded and unloaded so far (one callback). */
@@ -1132,6 +1259,7 @@ static int loader_changed(void) {
 
 /* Set up coroutines in this fresh worker; 0 when they cannot be used here. */
 static int co_setup(void) {
+    smc_tls.skip = (const void *)g_engine_explore;
     if (!smc_tls_init() || !slot_stack(0, &g_start[0])) return 0;
     /* no mmap'd chunks: memory a restore would not take back */
     mallopt(M_MMAP_MAX, 0);
@@ -1147,7 +1275,7 @@ static int co_setup(void) {
         tls[1].hi = smc_tls.hi;
         n = 2;
     }
-    return smc_snapshot_take(g_argv, tls, n) == NULL;
+    return smc_snapshot_take(g_argv, tls, n, (const void *)g_engine_explore) == NULL;
 }
 
 /* A worker process: runs the execution of command `cmd`, and every one after it, until it
@@ -1166,15 +1294,18 @@ static void run_worker(uint32_t cmd) {
     int captured = (ch->flags & SMC_FLAG_CAPTURED) != 0;
     for (;;) {
         STORE(&ch->child_pid, me);
-        int st = co_execution();
-        if (g_exit_for_real) { /* end as its process would have; the server reports it */
-            if (WIFSIGNALED(st)) reraise_default(WTERMSIG(st)); /* crashed: no exit handlers */
-            real_exit(WEXITSTATUS(st));
+        int st, last;
+        if (LOAD(&ch->explore_cmd) == cmd) {
+            st = engine_explore();
+            last = g_worker_spent;
+        } else {
+            st = co_execution();
+            if (g_exit_for_real) { /* end as its process would have; the server reports it */
+                if (WIFSIGNALED(st)) reraise_default(WTERMSIG(st)); /* crashed: no exit handlers */
+                real_exit(WEXITSTATUS(st));
+            }
+            last = !co_reset(captured);
         }
-        if (captured) note_output();
-        int last = loader_changed() || !unmap_execution_maps() || !restore_cwd();
-        restore_signals();
-        if (!last) smc_snapshot_restore();
         STORE(&ch->wait_status, st);
         STORE(&ch->worker_last, cmd);
         STORE(&ch->exec_done, cmd);

@@ -1,7 +1,8 @@
 /* See snapshot.h. The writable mappings come from /proc/self/maps, read into a static buffer
  * (the heap must not change while it is being described). Left out on purpose: the runtime's
  * own data (it survives executions), the dynamic linker's (only dlopen changes it, and forgetting
- * a loaded object would be worse), and anything mapped after the snapshot. */
+ * a loaded object would be worse), the engine library's (it runs the executions), and anything
+ * mapped after the snapshot. */
 #define _GNU_SOURCE
 #include "snapshot.h"
 
@@ -156,12 +157,13 @@ static void remember_fds(void) {
     nfd_gaps++;
 }
 
-const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int nextra) {
+const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int nextra, const void *keep) {
     const char *why = read_maps();
     if (why) return why;
-    struct mapping self, ld;
+    struct mapping self, ld, kept;
     int self_ok = file_at((uint64_t)(uintptr_t)&smc_snapshot_take, &self);
     int ld_ok = file_at(getauxval(AT_BASE), &ld);
+    int kept_ok = keep && file_at((uint64_t)(uintptr_t)keep, &kept);
     nregions = 0;
     total_bytes = 0;
     heap_lo = NULL;
@@ -177,7 +179,8 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
             heap_lo = (char *)(uintptr_t)m.lo;
         } else if (is(&m, "[stack]")) {
             stack_hi = (char *)(uintptr_t)m.hi;
-        } else if (rw && m.inode && !same_file(&self, self_ok, &m) && !same_file(&ld, ld_ok, &m)) {
+        } else if (rw && m.inode && !same_file(&self, self_ok, &m) && !same_file(&ld, ld_ok, &m) &&
+                   !same_file(&kept, kept_ok, &m)) {
             if ((why = add((char *)(uintptr_t)m.lo, (char *)(uintptr_t)m.hi))) return why;
             after = m.hi;
             continue;

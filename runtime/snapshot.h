@@ -9,11 +9,12 @@ struct smc_range {
 };
 
 /* Copy the process's writable state: the .data and .bss of the executable and of every library
- * but the runtime and the dynamic linker, the brk heap, argv and the environment strings, and
- * `extra` (the main thread's TLS). Open file descriptors are remembered, so that those an
+ * but the runtime, the dynamic linker and the object holding `keep` (the engine library, if
+ * loaded: NULL for none), the brk heap, argv and the environment strings, and `extra` (the
+ * main thread's TLS). Open file descriptors are remembered, so that those an
  * execution opens can be closed. Returns NULL, or why the state cannot be snapshot. Runs
  * before the first execution; allocates nothing from the heap. */
-const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int nextra);
+const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int nextra, const void *keep);
 
 /* Put it all back (the break of the heap included) and close the descriptors opened since. */
 void smc_snapshot_restore(void);

@@ -13,7 +13,7 @@ use smc_run::engine::{self, ExecError};
 use smc_run::litmus::{self, expect::Expectations};
 use smc_run::model;
 use smc_run::report::{self, schedule::Schedule, Symbolizer};
-use smc_run::target::{self, NativeTarget, Options, TempDir};
+use smc_run::target::{self, in_worker, NativeTarget, Options, TempDir};
 
 const EXIT_OK: u8 = 0;
 const EXIT_ERROR_FOUND: u8 = 1;
@@ -401,14 +401,6 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     } else {
         given.clone()
     };
-    let opts = Options {
-        args: args.clone(),
-        exec_timeout,
-        fences_visible: model.fences_visible(),
-        buffered: model.buffers().is_some(),
-        program_output: replay.is_some(),
-        debuggable: cli.gdb,
-    };
     // One check runs on one CPU (the supervisor and its program hand over faster there);
     // worker w of -j on the w-th CPU from the one we are on.
     let cpus = target::thread_cpus();
@@ -417,6 +409,19 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         Some(0) => return Err(UsageError("--jobs must be at least 1".into())),
         Some(n) => n,
         None => cpus.len().max(1),
+    };
+    // One worker exploring the whole tree runs the engine inside the program's worker process.
+    let engine = (replay.is_none() && !cli.gdb && workers == 1 && cli.shard.is_none())
+        .then(worker_engine_library)
+        .flatten();
+    let opts = Options {
+        args: args.clone(),
+        exec_timeout,
+        fences_visible: model.fences_visible(),
+        buffered: model.buffers().is_some(),
+        program_output: replay.is_some(),
+        debuggable: cli.gdb,
+        engine,
     };
     let here = target::current_cpu()
         .and_then(|c| cpus.iter().position(|&x| x == c))
@@ -449,6 +454,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         keep_going: cli.keep_going,
         allow_exit_status: cli.allow_exit_status,
     };
+    let mut in_worker_engine = false;
     let result = match &replay {
         Some(r) => engine::replay(&mut target, model.as_ref(), &cfg, &r.steps, cli.gdb),
         None => {
@@ -468,8 +474,29 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
                 after: parallel::AFTER,
                 leaves: parallel::LEAVES,
             };
-            let r =
-                parallel::explore_jobs(&mut target, &start, jobs, model.as_ref(), &cfg, &progress);
+            let req = in_worker::Request {
+                model: &model_name,
+                buffer_bound,
+                cfg: &cfg,
+            };
+            let mut r = Ok(None);
+            if target.has_worker_engine() {
+                r = in_worker::explore(&mut target, model.as_ref(), &req, &mut |s| progress(s));
+                in_worker_engine = matches!(r, Ok(Some(_)));
+            }
+            let r = match r {
+                Ok(None) if !target::interrupted() => parallel::explore_jobs(
+                    &mut target,
+                    &start,
+                    jobs,
+                    model.as_ref(),
+                    &cfg,
+                    &progress,
+                ),
+                Ok(None) => Err(ExecError::Interrupted),
+                Ok(Some(o)) => Ok(o),
+                Err(e) => Err(e),
+            };
             bar.finish();
             r
         }
@@ -497,6 +524,11 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         jobs: workers,
         shard: cli.shard.map(|s| (s.index + 1, s.count)),
         executor,
+        engine: if in_worker_engine {
+            "worker"
+        } else {
+            "checker"
+        },
     };
     // Save the schedule of each distinct error (not when replaying one).
     let mut saved = Vec::new();
@@ -760,4 +792,20 @@ fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {
     } else {
         EXIT_OK
     })
+}
+
+/// The engine library built beside the checker (runtime/engine; integration tests run from
+/// target/*/deps), unless `SMC_NO_WORKER_ENGINE` is set (diagnosis, A/B).
+fn worker_engine_library() -> Option<PathBuf> {
+    if std::env::var_os("SMC_NO_WORKER_ENGINE").is_some() {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [
+        dir.join("libsmc_engine.so"),
+        dir.join("deps/libsmc_engine.so"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
 }

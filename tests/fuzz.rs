@@ -220,7 +220,7 @@ fn channel_reader() {
         }
         let reader = ChannelReader {
             ch: &ch,
-            plan: &plan,
+            plan: Some(&plan),
             load_bias: 0x5555_5555_4000,
             tramp: 0x7fff_f7ff_0000,
         };

@@ -1,8 +1,9 @@
 //! Executions run by one worker process, which is reset from a snapshot taken at main between
-//! them and runs the program's threads as coroutines ("executor": "coroutines"), against a
-//! process per execution (`SMC_NO_COROUTINES=1`, "executor": "fork"): what one execution does
-//! must not leak into the next, each thread must keep what is its own, and both executors must
-//! give the same results.
+//! them and runs the program's threads as coroutines ("executor": "coroutines"), with the
+//! engine inside that worker ("engine": "worker") or in the checker (`SMC_NO_WORKER_ENGINE=1`),
+//! against a process per execution (`SMC_NO_COROUTINES=1`, "executor": "fork"): what one
+//! execution does must not leak into the next, each thread must keep what is its own, and all
+//! three must give the same results.
 
 mod common;
 
@@ -10,15 +11,51 @@ use std::path::Path;
 
 use common::{builds, compile, run_env, source, Run, Scratch};
 
-/// Check `bin` with the given executor (`fork`: one process per execution).
-fn check_with(scratch: &Scratch, bin: &Path, model: &str, fork: bool, extra: &[&str]) -> Run {
+/// How a check runs its executions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    /// The worker process runs the whole exploration, the engine inside it.
+    Worker,
+    /// The worker runs the executions, the checker's engine decides each step.
+    Checker,
+    /// A process per execution.
+    Fork,
+}
+
+use Mode::{Checker, Fork, Worker};
+
+const MODES: [Mode; 3] = [Worker, Checker, Fork];
+
+impl Mode {
+    fn executor(self) -> &'static str {
+        if self == Fork {
+            "fork"
+        } else {
+            "coroutines"
+        }
+    }
+
+    fn engine(self) -> &'static str {
+        if self == Worker {
+            "worker"
+        } else {
+            "checker"
+        }
+    }
+}
+
+/// Check `bin` in `mode` (the engine runs in the worker only on one job: `-j 1` is added).
+fn check_with(scratch: &Scratch, bin: &Path, model: &str, mode: Mode, extra: &[&str]) -> Run {
     let mut args = vec!["--json", "--model", model];
+    if mode == Worker && !extra.contains(&"-j") {
+        args.extend(["-j", "1"]);
+    }
     args.extend_from_slice(extra);
     args.push(bin.to_str().unwrap());
-    let env: &[(&str, &Path)] = if fork {
-        &[("SMC_NO_COROUTINES", Path::new("1"))]
-    } else {
-        &[]
+    let env: &[(&str, &Path)] = match mode {
+        Worker => &[],
+        Checker => &[("SMC_NO_WORKER_ENGINE", Path::new("1"))],
+        Fork => &[("SMC_NO_COROUTINES", Path::new("1"))],
     };
     run_env(&scratch.0, &args, env)
 }
@@ -29,25 +66,25 @@ fn field<'a>(r: &'a Run, name: &str) -> &'a serde_json::Value {
         .unwrap_or_else(|| panic!("no JSON:\n{}{}", r.stdout, r.stderr))[name]
 }
 
-/// Check `name` with both executors: each must report itself, and both must give `verdict`
-/// with `executions` executions (and equal counts of everything else).
+/// Check `name` in every mode: each must report itself, and all must give `verdict` with
+/// `executions` executions (and equal counts of everything else).
 fn both_executors(name: &str, model: &str, extra: &[&str], verdict: &str, executions: u64) {
     let scratch = Scratch::new(&format!("reset-{name}"));
     for (cc, opt) in builds() {
         let bin = compile(&scratch, &source(name), cc, &[opt]);
-        let co = check_with(&scratch, &bin, model, false, extra);
-        let fork = check_with(&scratch, &bin, model, true, extra);
-        for (r, executor) in [(&co, "coroutines"), (&fork, "fork")] {
+        let runs = MODES.map(|m| check_with(&scratch, &bin, model, m, extra));
+        for (r, mode) in runs.iter().zip(MODES) {
             let ctx = format!(
-                "{name} ({cc} {opt}) under {model}, {executor}: {}\n{}{}",
+                "{name} ({cc} {opt}) under {model}, {mode:?}: {}\n{}{}",
                 r.command, r.stdout, r.stderr
             );
-            assert_eq!(field(r, "executor"), executor, "{ctx}");
+            assert_eq!(field(r, "executor"), mode.executor(), "{ctx}");
+            assert_eq!(field(r, "engine"), mode.engine(), "{ctx}");
             assert_eq!(r.verdict(), verdict, "{ctx}");
             assert_eq!(r.executions(), executions, "{ctx}");
-        }
-        for f in ["blocked", "bounded", "events"] {
-            assert_eq!(field(&co, f), field(&fork, f), "{name} ({cc} {opt}): {f}");
+            for f in ["blocked", "bounded", "events"] {
+                assert_eq!(field(r, f), field(&runs[2], f), "{f}: {ctx}");
+            }
         }
     }
 }
@@ -72,8 +109,8 @@ fn the_working_directory_is_changed_back() {
     let scratch = Scratch::new("reset-chdir");
     std::fs::write(scratch.0.join("cwd_marker"), "").unwrap();
     let bin = compile(&scratch, &source("chdir_each.c"), "gcc", &["-O2"]);
-    for fork in [false, true] {
-        let (r, ctx, _) = check_logging(&scratch, &bin, fork, "unused.txt", &[]);
+    for mode in MODES {
+        let (r, ctx, _) = check_logging(&scratch, &bin, mode, "unused.txt", &[]);
         assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
     }
 }
@@ -103,7 +140,7 @@ fn exit_handlers_registered_in_an_execution_run() {
     both_executors("exit_handler.c", "sc", &["--keep-going"], "error", 2);
     let scratch = Scratch::new("reset-exit-kind");
     let bin = compile(&scratch, &source("exit_handler.c"), "gcc", &["-O2"]);
-    let r = check_with(&scratch, &bin, "sc", false, &[]);
+    let r = check_with(&scratch, &bin, "sc", Worker, &[]);
     assert_eq!(r.error_kind(), Some("crash"), "{}", r.stdout);
 }
 
@@ -127,12 +164,12 @@ fn crashes_and_failed_assertions_do_not_stop_the_worker_for_good() {
     );
 }
 
-/// Check `bin` under sc on one worker, with `log` (in the scratch directory, which the
-/// program's executions write to) removed first: the run, a description of it, and the log.
+/// Check `bin` under sc on one worker in `mode`, with `log` (in the scratch directory, which
+/// the program's executions write to) removed first: the run, a description of it, and the log.
 fn check_logging(
     scratch: &Scratch,
     bin: &Path,
-    fork: bool,
+    mode: Mode,
     log: &str,
     extra: &[&str],
 ) -> (Run, String, String) {
@@ -140,7 +177,7 @@ fn check_logging(
     let _ = std::fs::remove_file(&log);
     let mut args = vec!["-j", "1"];
     args.extend_from_slice(extra);
-    let r = check_with(scratch, bin, "sc", fork, &args);
+    let r = check_with(scratch, bin, "sc", mode, &args);
     let ctx = format!("{}\n{}{}", r.command, r.stdout, r.stderr);
     let logged = std::fs::read_to_string(&log).unwrap_or_default();
     (r, ctx, logged)
@@ -158,15 +195,17 @@ fn distinct_lines(logged: &str) -> usize {
 fn a_crash_ends_its_execution_not_the_worker() {
     // 4 executions (main's two reads each before or after its setter's store), 3 of them crash
     // at the end of main; each logs its process id. The worker outlives the crashes: one
-    // process id. One process per execution: four.
+    // process id (with the engine inside it, the checker replays the one distinct error in the
+    // same worker afterwards: a fifth line). One process per execution: four.
     let scratch = Scratch::new("reset-crash-pids");
     let bin = compile(&scratch, &source("crash_pids.c"), "gcc", &["-O2"]);
-    for (fork, processes) in [(false, 1), (true, 4)] {
-        let (r, ctx, logged) = check_logging(&scratch, &bin, fork, "pids.txt", &["--keep-going"]);
+    for (mode, lines, processes) in [(Worker, 5, 1), (Checker, 4, 1), (Fork, 4, 4)] {
+        let (r, ctx, logged) = check_logging(&scratch, &bin, mode, "pids.txt", &["--keep-going"]);
         assert_eq!((r.verdict(), r.executions()), ("error", 4), "{ctx}");
+        assert_eq!(field(&r, "engine"), mode.engine(), "{ctx}");
         assert_eq!(field(&r, "errors")[0]["count"], 3, "{ctx}");
-        assert_eq!(logged.lines().count(), 4, "{ctx}");
-        assert_eq!(distinct_lines(&logged), processes, "fork: {fork}: {logged}");
+        assert_eq!(logged.lines().count(), lines, "{ctx}");
+        assert_eq!(distinct_lines(&logged), processes, "{mode:?}: {logged}");
     }
 }
 
@@ -177,11 +216,12 @@ fn exit_handlers_of_an_execution_run_in_the_worker() {
     // (a process of its own per execution before: as slow as fork), or from 2 processes
     let scratch = Scratch::new("reset-local-static");
     let bin = compile(&scratch, &source("local_static.cpp"), "g++", &["-O2"]);
-    for (fork, processes) in [(false, 1), (true, 2)] {
-        let (r, ctx, logged) = check_logging(&scratch, &bin, fork, "exit_pids.txt", &[]);
+    for (mode, processes) in [(Worker, 1), (Checker, 1), (Fork, 2)] {
+        let (r, ctx, logged) = check_logging(&scratch, &bin, mode, "exit_pids.txt", &[]);
         assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
+        assert_eq!(field(&r, "engine"), mode.engine(), "{ctx}");
         assert_eq!(logged.lines().count(), 2, "{ctx}");
-        assert_eq!(distinct_lines(&logged), processes, "fork: {fork}: {logged}");
+        assert_eq!(distinct_lines(&logged), processes, "{mode:?}: {logged}");
     }
 }
 
@@ -199,13 +239,13 @@ fn destructors_run_when_a_thread_ends() {
     ] {
         let scratch = Scratch::new(&format!("reset-{name}"));
         let bin = compile(&scratch, &source(name), cc, &["-O2"]);
-        for fork in [false, true] {
-            let (r, ctx, logged) = check_logging(&scratch, &bin, fork, "dtors.txt", &[]);
+        for mode in MODES {
+            let (r, ctx, logged) = check_logging(&scratch, &bin, mode, "dtors.txt", &[]);
             assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
             let mut lines: Vec<&str> = logged.lines().collect();
             lines.sort_unstable();
             let sorted: String = lines.iter().map(|l| format!("{l}\n")).collect();
-            assert_eq!(sorted, expected, "{name}, fork: {fork}: {ctx}");
+            assert_eq!(sorted, expected, "{name}, {mode:?}: {ctx}");
         }
     }
 }
@@ -213,13 +253,16 @@ fn destructors_run_when_a_thread_ends() {
 #[test]
 fn more_exit_handlers_than_the_worker_keeps_all_run_in_order() {
     // 300 handlers per execution: 256 kept by the worker, the rest given to libc behind one
-    // that runs the kept ones; each execution logs whether all ran, last registered first
+    // that runs the kept ones; each execution logs whether all ran, last registered first. An
+    // execution that must end its worker ends the engine inside it too, before the handlers
+    // run: the checker explores by itself.
     let scratch = Scratch::new("reset-many-handlers");
     let bin = compile(&scratch, &source("many_exit_handlers.c"), "gcc", &["-O2"]);
-    for fork in [false, true] {
-        let (r, ctx, logged) = check_logging(&scratch, &bin, fork, "handlers.txt", &[]);
+    for mode in MODES {
+        let (r, ctx, logged) = check_logging(&scratch, &bin, mode, "handlers.txt", &[]);
         assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
-        assert_eq!(logged, "in order\nin order\n", "fork: {fork}: {ctx}");
+        assert_eq!(field(&r, "engine"), "checker", "{ctx}");
+        assert_eq!(logged, "in order\nin order\n", "{mode:?}: {ctx}");
     }
 }
 
@@ -229,18 +272,20 @@ fn an_execution_with_exit_handlers_that_crashes_runs_none() {
     // run it (it ends in a process of its own, killed by the signal)
     let scratch = Scratch::new("reset-exit-crash");
     let bin = compile(&scratch, &source("exit_handler_crash.c"), "gcc", &["-O2"]);
-    for fork in [false, true] {
+    for mode in MODES {
         let (r, ctx, logged) =
-            check_logging(&scratch, &bin, fork, "handler.txt", &["--keep-going"]);
+            check_logging(&scratch, &bin, mode, "handler.txt", &["--keep-going"]);
         assert_eq!((r.verdict(), r.executions()), ("error", 2), "{ctx}");
+        assert_eq!(field(&r, "engine"), mode.engine(), "{ctx}");
         assert_eq!(r.error_kind(), Some("crash"), "{ctx}");
-        assert_eq!(logged, "ran\n", "fork: {fork}");
+        assert_eq!(logged, "ran\n", "{mode:?}");
     }
 }
 
 #[test]
 fn a_library_loaded_in_an_execution_is_loaded_afresh_in_the_next() {
     // the loader's state is not put back: a worker that ran dlopen ends after that execution
+    // (the engine inside it too: the checker explores by itself)
     let scratch = Scratch::new("reset-dlopen");
     let lib = compile(
         &scratch,
@@ -250,10 +295,11 @@ fn a_library_loaded_in_an_execution_is_loaded_afresh_in_the_next() {
     );
     std::fs::rename(lib, scratch.0.join("plugin.so")).unwrap();
     let bin = compile(&scratch, &source("dlopen_each.c"), "gcc", &["-O2", "-ldl"]);
-    for fork in [false, true] {
-        let r = check_with(&scratch, &bin, "sc", fork, &["-j", "1"]);
+    for mode in MODES {
+        let r = check_with(&scratch, &bin, "sc", mode, &["-j", "1"]);
         let ctx = format!("{}\n{}{}", r.command, r.stdout, r.stderr);
         assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
+        assert_eq!(field(&r, "engine"), "checker", "{ctx}");
     }
 }
 
@@ -261,7 +307,7 @@ fn a_library_loaded_in_an_execution_is_loaded_afresh_in_the_next() {
 fn expected_count(name: &str, model: &str, extra: &[&str]) -> u64 {
     let scratch = Scratch::new(&format!("reset-count-{name}"));
     let bin = compile(&scratch, &source(name), "gcc", &["-O2"]);
-    check_with(&scratch, &bin, model, true, extra).executions()
+    check_with(&scratch, &bin, model, Fork, extra).executions()
 }
 
 #[test]
@@ -288,16 +334,19 @@ fn both_executors_agree_on_every_test_program() {
     for name in programs {
         let bin = compile(&scratch, &source(name), "gcc", &["-O2"]);
         for model in ["sc", "tso"] {
-            let extra = ["--keep-going"];
-            let co = check_with(&scratch, &bin, model, false, &extra);
-            let fork = check_with(&scratch, &bin, model, true, &extra);
+            // one worker each: blocked executions depend on how the tree is split
+            let extra = ["--keep-going", "-j", "1"];
+            let runs = MODES.map(|m| check_with(&scratch, &bin, model, m, &extra));
+            let [worker, co, fork] = &runs;
             let ctx = format!(
-                "{name} under {model}:\n{}\n{}\nfork:\n{}\n{}",
-                co.stdout, co.stderr, fork.stdout, fork.stderr
+                "{name} under {model}:\n{}\n{}\nchecker:\n{}\n{}\nfork:\n{}\n{}",
+                worker.stdout, worker.stderr, co.stdout, co.stderr, fork.stdout, fork.stderr
             );
-            assert_eq!(field(&co, "executor"), "coroutines", "{ctx}");
+            assert_eq!(field(worker, "engine"), "worker", "{ctx}");
+            assert_eq!(field(co, "executor"), "coroutines", "{ctx}");
             for f in ["verdict", "executions", "blocked", "bounded", "events"] {
-                assert_eq!(field(&co, f), field(&fork, f), "{f}: {ctx}");
+                assert_eq!(field(worker, f), field(fork, f), "{f}: {ctx}");
+                assert_eq!(field(co, f), field(fork, f), "{f}: {ctx}");
             }
             // in the order found, which varies with two workers
             let kinds = |r: &Run| -> Vec<(String, u64)> {
@@ -312,7 +361,8 @@ fn both_executors_agree_on_every_test_program() {
                 v.sort();
                 v
             };
-            assert_eq!(kinds(&co), kinds(&fork), "errors: {ctx}");
+            assert_eq!(kinds(worker), kinds(fork), "errors: {ctx}");
+            assert_eq!(kinds(co), kinds(fork), "errors: {ctx}");
         }
     }
 }

@@ -14,7 +14,7 @@ use memmap2::MmapMut;
 use crate::event::{FenceKind, Op, Pending, TargetAddr};
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -203,7 +203,7 @@ pub struct Header {
     pub code_off: u64,
     pub code_cap: u64,
     pub init_state: u32,
-    pub pad0: u32,
+    pub explore_cmd: u32,
     pub load_bias: u64,
     pub tramp_addr: u64,
     pub self_addr: u64,
@@ -248,8 +248,34 @@ pub struct Header {
 
 /// The mapped channel. All access to shared words goes through atomics.
 pub struct Channel {
-    map: MmapMut,
-    file: File,
+    map: Mapping,
+    file: Option<File>,
+}
+
+/// The supervisor's own mapping of the memfd, or (in the worker, where the engine runs inside
+/// the program's process) the runtime's.
+enum Mapping {
+    Owned(MmapMut),
+    Borrowed(&'static mut [u8]),
+}
+
+impl std::ops::Deref for Mapping {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Mapping::Owned(m) => m,
+            Mapping::Borrowed(m) => m,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Mapping {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            Mapping::Owned(m) => m,
+            Mapping::Borrowed(m) => m,
+        }
+    }
 }
 
 macro_rules! atomic32 {
@@ -279,7 +305,10 @@ impl Channel {
                 std::mem::size_of_val(sites),
             );
         }
-        let ch = Channel { map, file };
+        let ch = Channel {
+            map: Mapping::Owned(map),
+            file: Some(file),
+        };
         let h = ch.header_ptr();
         // SAFETY: the mapping is at least a header long and nobody else has it yet.
         unsafe {
@@ -312,7 +341,19 @@ impl Channel {
     }
 
     pub fn fd(&self) -> i32 {
-        self.file.as_raw_fd()
+        self.file.as_ref().map_or(-1, |f| f.as_raw_fd())
+    }
+
+    /// The channel as the runtime mapped it in this process (the engine inside the worker).
+    ///
+    /// # Safety
+    /// `base` must be the runtime's live mapping of the channel, `len` bytes long, for the rest
+    /// of the process.
+    pub unsafe fn borrowed(base: *mut u8, len: usize) -> Channel {
+        Channel {
+            map: Mapping::Borrowed(std::slice::from_raw_parts_mut(base, len)),
+            file: None,
+        }
     }
 
     fn header_ptr(&self) -> *mut Header {
@@ -320,6 +361,7 @@ impl Channel {
     }
 
     atomic32!(init_state, init_state);
+    atomic32!(explore_cmd, explore_cmd);
     atomic32!(fs_cmd, fs_cmd);
     atomic32!(fs_quit, fs_quit);
     atomic32!(exec_done, exec_done);
@@ -462,7 +504,10 @@ impl Channel {
         file.set_len(self.map.len() as u64)?;
         // SAFETY: the memfd is ours alone.
         let map = unsafe { MmapMut::map_mut(&file)? };
-        let ch = Channel { map, file };
+        let ch = Channel {
+            map: Mapping::Owned(map),
+            file: Some(file),
+        };
         let (from, to) = (self.header(), ch.header_ptr());
         // SAFETY: the fresh mapping is a header long and ours alone.
         unsafe {

@@ -87,6 +87,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
     let model = crate::model::named(model_name, opts.buffer_bound)?;
     let started = Instant::now();
     let topts = target::Options {
+        engine: None,
         args: Vec::new(),
         exec_timeout: opts.exec_timeout,
         fences_visible: model.fences_visible(),

@@ -467,6 +467,7 @@ pub fn json(
         "elapsed_s": (elapsed_s * 1e6).round() / 1e6,
         "jobs": part.jobs,
         "executor": part.executor,
+        "engine": part.engine,
     });
     if let Some((k, n)) = part.shard {
         o["shard"] = json!(format!("{k}/{n}"));
@@ -501,6 +502,9 @@ pub struct Part {
     pub shard: Option<(u64, u64)>,
     /// How executions ran: [`crate::target::NativeTarget::executor`].
     pub executor: &'static str,
+    /// Where the engine ran: "worker" (inside the program's worker process,
+    /// `target::in_worker`) or "checker".
+    pub engine: &'static str,
 }
 
 /// The closing lines of a text report.

@@ -22,6 +22,7 @@ use crate::engine::{ExecError, Executor, Observation, Output, Reply, ScriptStep,
 use crate::instrument::Plan;
 use crate::program::Program;
 
+pub mod in_worker;
 mod read;
 pub use read::ChannelReader;
 
@@ -92,6 +93,9 @@ pub struct Options {
     pub program_output: bool,
     /// Executions may be traced by a debugger and stop at their error (`--gdb`).
     pub debuggable: bool,
+    /// The engine library the runtime loads into the worker, so that the worker can run a
+    /// whole exploration itself ([`in_worker`]).
+    pub engine: Option<PathBuf>,
 }
 
 pub struct NativeTarget {
@@ -118,6 +122,8 @@ pub struct NativeTarget {
     replayed: Option<Replayed>,
     pub load_bias: u64,
     pub tramp: u64,
+    /// Shared with the worker's engine, when it has one.
+    area: Option<in_worker::Area>,
 }
 
 /// Everything the startup can fail with is a message for the user.
@@ -201,6 +207,13 @@ impl NativeTarget {
         let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
         let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
+        let area = match &opts.engine {
+            Some(_) => Some(
+                in_worker::Area::create()
+                    .map_err(|e| format!("cannot create the engine's shared area: {e}"))?,
+            ),
+            None => None,
+        };
         let mut cmd = Command::new(&exe);
         cmd.args(&opts.args)
             // Named through our pid, not /proc/self: a debugger reading the program's link
@@ -213,6 +226,10 @@ impl NativeTarget {
             .env("SMC_RUNTIME_FD", runtime.as_raw_fd().to_string())
             .env("LD_BIND_NOW", "1")
             .stdin(Stdio::null());
+        if let (Some(lib), Some(area)) = (&opts.engine, &area) {
+            cmd.env("SMC_ENGINE_LIB", lib)
+                .env("SMC_ENGINE_FD", area.fd().to_string());
+        }
         let output = if opts.program_output {
             None
         } else {
@@ -225,11 +242,15 @@ impl NativeTarget {
         };
         // The program inherits the channel and the runtime (the dynamic loader opens it through
         // /proc/self/fd): clear their CLOEXEC in the child only.
-        let inherited = [ch.fd(), runtime.as_raw_fd()];
+        let inherited = [
+            ch.fd(),
+            runtime.as_raw_fd(),
+            area.as_ref().map_or(-1, |a| a.fd()),
+        ];
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
-                for fd in inherited {
+                for fd in inherited.into_iter().filter(|&fd| fd >= 0) {
                     libc::fcntl(fd, libc::F_SETFD, 0);
                 }
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
@@ -260,6 +281,7 @@ impl NativeTarget {
             scratch: None,
             load_bias: 0,
             tramp: 0,
+            area,
         };
         t.handshake()?;
         Ok(t)
@@ -308,6 +330,19 @@ impl NativeTarget {
         self.ch.init_state().store(init::CODE, SeqCst);
         futex_wake(self.ch.init_state());
         self.wait_init(init::READY)
+    }
+
+    /// Start the next command: an execution, or (`explore`) a whole exploration by the
+    /// worker's engine.
+    fn begin_command(&mut self, explore: bool) {
+        self.in_exec = true;
+        // 0 in exec_done means no answer: the command numbers skip it when they wrap
+        self.cmd = self.ch.fs_cmd().load(SeqCst).wrapping_add(1).max(1);
+        let e = if explore { self.cmd } else { 0 };
+        self.ch.explore_cmd().store(e, SeqCst);
+        self.ch.fs_cmd().store(self.cmd, SeqCst);
+        // the fork server or the worker waits for it, yielding or asleep (runtime's next_command)
+        self.wake_sleeper(self.ch.fs_cmd());
     }
 
     /// After the runtime ran a script: the engine's calls for its steps are answered from the
@@ -405,7 +440,7 @@ impl NativeTarget {
     fn reader_of<'a>(&'a self, ch: &'a Channel) -> ChannelReader<'a> {
         ChannelReader {
             ch,
-            plan: &self.plan,
+            plan: Some(&self.plan),
             load_bias: self.load_bias,
             tramp: self.tramp,
         }
@@ -595,13 +630,7 @@ impl Executor for NativeTarget {
         self.ch.reset_execution();
         self.replayed = None;
         self.ch.set_script(&self.script);
-        self.in_exec = true;
-
-        // 0 in exec_done means no answer: the command numbers skip it when they wrap
-        self.cmd = self.ch.fs_cmd().load(SeqCst).wrapping_add(1).max(1);
-        self.ch.fs_cmd().store(self.cmd, SeqCst);
-        // the fork server or the worker waits for it, yielding or asleep (runtime's next_command)
-        self.wake_sleeper(self.ch.fs_cmd());
+        self.begin_command(false);
         let live = self.wait()?;
         self.serve_script(live)
     }

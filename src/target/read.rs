@@ -14,7 +14,9 @@ use crate::instrument::Plan;
 /// The channel of a started program, with what is needed to make sense of it.
 pub struct ChannelReader<'a> {
     pub ch: &'a Channel,
-    pub plan: &'a Plan,
+    /// Where the sites are (none for the engine inside the worker: pcs stay as the runtime
+    /// reports them; the checker replays errors to report them).
+    pub plan: Option<&'a Plan>,
     /// Where the program is loaded, and the runtime's trampoline (copies of the sites).
     pub load_bias: u64,
     pub tramp: u64,
@@ -23,9 +25,10 @@ pub struct ChannelReader<'a> {
 impl ChannelReader<'_> {
     /// Map a pc inside a relocated copy back to the program's instruction.
     pub fn original_pc(&self, pc: u64) -> u64 {
-        let end = self.tramp + self.plan.code_size() as u64;
+        let Some(plan) = self.plan else { return pc };
+        let end = self.tramp + plan.code_size() as u64;
         if self.tramp != 0 && pc >= self.tramp && pc < end {
-            if let Some(s) = self.plan.site_of_copy(self.tramp, pc) {
+            if let Some(s) = plan.site_of_copy(self.tramp, pc) {
                 return s.site.offset + self.load_bias;
             }
         }
@@ -114,10 +117,13 @@ impl ChannelReader<'_> {
             err::UNSUPPORTED => {
                 let what = self
                     .plan
-                    .sites
-                    .iter()
-                    .find(|s| s.site.offset + self.load_bias == pc)
-                    .map(|s| format!(" (`{}`)", self.plan.disassemble(s)))
+                    .and_then(|p| {
+                        let s = p
+                            .sites
+                            .iter()
+                            .find(|s| s.site.offset + self.load_bias == pc)?;
+                        Some(format!(" (`{}`)", p.disassemble(s)))
+                    })
                     .unwrap_or_default();
                 return Err(ExecError::Fatal(format!(
                     "unsupported instruction at {:#x}{what} on shared memory {:#x}: {}",

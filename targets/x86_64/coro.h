@@ -105,12 +105,25 @@ static struct smc_tls {
         int inherit; /* libc's: copied from main (malloc's arena and tcache, locale) */
     } mods[SMC_MAX_TLS_MODULES];
     int ok;
+    const void *skip; /* an address inside a module whose TLS coroutines do without (the
+                       * engine library: it runs on the host's) */
 } smc_tls;
+
+/* Whether the object `info` describes holds address `p`. */
+static int smc_object_holds(const struct dl_phdr_info *info, const void *p) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (uintptr_t)p >= lo && (uintptr_t)p < lo + ph->p_memsz) return 1;
+    }
+    return 0;
+}
 
 static int smc_tls_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     (void)data;
     if (!info->dlpi_tls_modid || !info->dlpi_tls_data) return 0;
+    if (smc_tls.skip && smc_object_holds(info, smc_tls.skip)) return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_TLS) continue;

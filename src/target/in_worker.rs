@@ -1,0 +1,502 @@
+//! The engine inside the worker (issue 5): the whole exploration runs in the program's worker
+//! process, where a step is a function call and a coroutine switch, instead of a round trip
+//! between the checker and the worker (two context switches on one CPU) per new event.
+//!
+//! The runtime loads the engine library (`runtime/engine`, built from this crate) into the
+//! fork server before the worker's snapshot and leaves its memory out of it; the library
+//! allocates from mappings of its own, never from the program's heap, which every execution
+//! puts back. The checker writes a [`Request`] into a shared [`Area`], names the command an
+//! exploration (`explore_cmd`), and waits; the worker answers with the statistics, the
+//! observations and the schedule of each error, which the checker replays to report them as
+//! usual. Whatever the worker cannot do (a library of another build, an execution that must end
+//! the worker, a hang, a crash of the engine itself) makes it answer nothing usable, and the
+//! checker explores by itself from the start.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+use std::time::{Duration, Instant};
+
+use memmap2::MmapMut;
+use serde_json::{json, Value};
+
+use super::read::ChannelReader;
+use super::{interrupted, NativeTarget};
+use crate::channel::{memfd, slot_state, Channel};
+use crate::engine::{
+    self, Config, Counterexample, ExecError, Executor, Observation, Outcome, Reply, Snapshot,
+    Stats, Step,
+};
+use crate::event::MAX_ACCESS;
+use crate::model::{self, Model};
+
+/// What the runtime hands the engine library (`struct smc_engine_ops` in runtime/smc_rt.c).
+#[repr(C)]
+pub struct EngineOps {
+    pub abi: u64,
+    pub channel: *mut u8,
+    pub channel_size: u64,
+    /// Start an execution; 0 when every thread waits at a visible operation, 1 when it is
+    /// over already, negative when this worker cannot run another.
+    pub begin: extern "C" fn() -> i32,
+    /// Let the threads whose go is set run: as `begin`.
+    pub run: extern "C" fn() -> i32,
+    /// Abandon the current execution; negative when this worker cannot run another.
+    pub end: extern "C" fn() -> i32,
+}
+
+/// Changes with [`EngineOps`] and the runtime's side of it.
+pub const ENGINE_ABI: u64 = 1;
+
+/// The build of the checker, to refuse an engine library left from another one.
+pub const BUILD_ID: &str = env!("SMC_BUILD_ID");
+
+const AREA_SIZE: usize = 64 << 20;
+const DATA: usize = 4096;
+const AREA_MAGIC: u64 = 0x4145_4552_4b52_4f57; // "WORKREEA"
+
+/// The start of the shared area; the request and then the result follow at [`DATA`].
+#[repr(C)]
+struct AreaHeader {
+    magic: u64,
+    /// executions, blocked, bounded, events, depth: the running totals
+    stats: [AtomicU64; 5],
+    /// Executions begun and steps taken: the checker's sign that the worker is not stuck.
+    steps: AtomicU64,
+    /// The checker asks the exploration to stop (interrupted).
+    stop: AtomicU32,
+    _pad: u32,
+    len: AtomicU64,
+}
+
+/// A memfd both sides map: the checker's request, the worker's progress and its result.
+pub struct Area {
+    base: *mut u8,
+    file: Option<File>,
+    _map: Option<MmapMut>,
+}
+
+// SAFETY: the area is plain shared memory; its words are atomics.
+unsafe impl Send for Area {}
+
+impl Area {
+    /// The checker's side: a fresh area (pages are only used when written).
+    pub fn create() -> std::io::Result<Area> {
+        let file = memfd(c"smc-run-engine", libc::MFD_CLOEXEC)?;
+        file.set_len(AREA_SIZE as u64)?;
+        // SAFETY: the memfd is ours; the worker maps it too, which is the point of it.
+        let mut map = unsafe { MmapMut::map_mut(&file)? };
+        let base = map.as_mut_ptr();
+        let a = Area {
+            base,
+            file: Some(file),
+            _map: Some(map),
+        };
+        // SAFETY: the mapping starts with room for the header.
+        unsafe { (*(base as *mut AreaHeader)).magic = AREA_MAGIC };
+        Ok(a)
+    }
+
+    /// The worker's side: map the checker's area from descriptor `fd`. A raw system call: the
+    /// runtime's `mmap` would take the mapping for the program's.
+    ///
+    /// # Safety
+    /// Only in the worker, with the descriptor the checker passed.
+    pub unsafe fn attach(fd: i32) -> Option<Area> {
+        let p = libc::syscall(
+            libc::SYS_mmap,
+            0usize,
+            AREA_SIZE,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0usize,
+        );
+        if p < 0 || p as usize > usize::MAX - 4096 {
+            return None;
+        }
+        let a = Area {
+            base: p as *mut u8,
+            file: None,
+            _map: None,
+        };
+        (a.header().magic == AREA_MAGIC).then_some(a)
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.file.as_ref().map_or(-1, |f| f.as_raw_fd())
+    }
+
+    fn header(&self) -> &AreaHeader {
+        // SAFETY: the header is at the start of the live mapping; its shared words are atomics.
+        unsafe { &*(self.base as *const AreaHeader) }
+    }
+
+    fn put(&self, v: &Value) -> bool {
+        let bytes = v.to_string().into_bytes();
+        if bytes.len() > AREA_SIZE - DATA {
+            return false;
+        }
+        // SAFETY: the data part of the mapping is this long; the other side reads it only
+        // after `len` says it is there.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.base.add(DATA), bytes.len()) };
+        self.header().len.store(bytes.len() as u64, SeqCst);
+        true
+    }
+
+    fn get(&self) -> Option<Value> {
+        let n = self.header().len.load(SeqCst) as usize;
+        if n > AREA_SIZE - DATA {
+            return None;
+        }
+        // SAFETY: within the mapping; the bytes are untrusted, parsed as JSON.
+        let bytes = unsafe { std::slice::from_raw_parts(self.base.add(DATA), n) };
+        serde_json::from_slice(bytes).ok()
+    }
+
+    fn publish(&self, s: &Stats) {
+        let h = self.header();
+        for (w, v) in h
+            .stats
+            .iter()
+            .zip([s.executions, s.blocked, s.bounded, s.events, s.depth])
+        {
+            w.store(v, SeqCst);
+        }
+    }
+
+    fn stats(&self) -> Stats {
+        let v = |i: usize| self.header().stats[i].load(SeqCst);
+        Stats {
+            executions: v(0),
+            blocked: v(1),
+            bounded: v(2),
+            events: v(3),
+            depth: v(4),
+        }
+    }
+}
+
+/// What the checker asks the worker to explore.
+pub struct Request<'a> {
+    pub model: &'a str,
+    pub buffer_bound: Option<usize>,
+    pub cfg: &'a Config,
+}
+
+/// An [`Executor`] inside the worker: the runtime's coroutine loop, called directly.
+struct WorkerExecutor<'a> {
+    ops: &'a EngineOps,
+    ch: Channel,
+    area: &'a Area,
+    in_exec: bool,
+}
+
+impl WorkerExecutor<'_> {
+    fn reader(&self) -> ChannelReader<'_> {
+        ChannelReader {
+            ch: &self.ch,
+            plan: None,
+            load_bias: 0,
+            tramp: 0,
+        }
+    }
+
+    /// What the runtime's call returned: where the execution stands now.
+    fn settle(&mut self, r: i32) -> Result<Snapshot, ExecError> {
+        self.area.header().steps.fetch_add(1, SeqCst);
+        match r {
+            0 => self.reader().snapshot(false),
+            1 => {
+                self.in_exec = false;
+                self.reader().snapshot(true)
+            }
+            _ => {
+                self.in_exec = false;
+                Err(spent())
+            }
+        }
+    }
+}
+
+fn spent() -> ExecError {
+    ExecError::Fatal("this worker cannot run another execution".into())
+}
+
+impl Executor for WorkerExecutor<'_> {
+    fn begin(&mut self) -> Result<Snapshot, ExecError> {
+        self.end()?;
+        self.ch.reset_execution();
+        self.ch.set_script(&[]);
+        self.in_exec = true;
+        let r = (self.ops.begin)();
+        self.settle(r)
+    }
+
+    fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
+        let i = slot as usize;
+        if i >= self.reader().nthreads()?
+            || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED
+        {
+            return Err(ExecError::Fatal(format!(
+                "internal: slot {slot} is not waiting"
+            )));
+        }
+        self.ch.set_reply(i, reply.value, reply.patch.as_ref());
+        self.ch.running().store(1, SeqCst);
+        self.ch.slot_go(i).store(1, SeqCst);
+        let r = (self.ops.run)();
+        self.settle(r)
+    }
+
+    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
+        // Every thread of the execution waits, and this is its process: write it now (the
+        // runtime checks the same before writing a queued one).
+        if addr >= 4096 && bytes.len() <= MAX_ACCESS {
+            // SAFETY: a location a store of the program wrote in this execution.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as *mut u8, bytes.len()) };
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> Result<(), ExecError> {
+        if !self.in_exec {
+            return Ok(());
+        }
+        self.in_exec = false;
+        if (self.ops.end)() < 0 {
+            return Err(spent());
+        }
+        Ok(())
+    }
+
+    fn observed(&self) -> Observation {
+        self.ch.observed()
+    }
+}
+
+/// The worker's side, called by the engine library: read the request, explore, write the
+/// result. Never unwinds (the library catches panics around it).
+///
+/// # Safety
+/// Only in the worker, between executions, with the runtime's operations and the descriptor
+/// of the checker's area.
+pub unsafe fn serve(ops: &EngineOps, area_fd: i32) -> i32 {
+    let Some(area) = Area::attach(area_fd) else {
+        return 1;
+    };
+    let result = match explore_here(ops, &area) {
+        Ok(v) => v,
+        Err(why) => json!({ "fallback": why }),
+    };
+    if !area.put(&result) {
+        area.put(&json!({ "fallback": "the result does not fit the shared area" }));
+    }
+    0
+}
+
+fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
+    let req = area.get().ok_or("no request")?;
+    if ops.abi != ENGINE_ABI || req["build"] != BUILD_ID {
+        return Err("the engine library is from another build of smc-run".into());
+    }
+    let bound = req["bound"].as_u64().map(|b| b as usize);
+    let model = model::named(req["model"].as_str().unwrap_or(""), bound)?;
+    let cfg = Config {
+        max_steps: req["max_steps"].as_u64().ok_or("no step bound")? as usize,
+        keep_going: req["keep_going"].as_bool().unwrap_or(false),
+        allow_exit_status: req["allow_exit_status"].as_bool().unwrap_or(false),
+    };
+    // SAFETY: the runtime's mapping of the channel, for the life of the process.
+    let ch = unsafe { Channel::borrowed(ops.channel, ops.channel_size as usize) };
+    if !ch.intact() {
+        return Err("the channel is not intact".into());
+    }
+    let mut exec = WorkerExecutor {
+        ops,
+        ch,
+        area,
+        in_exec: false,
+    };
+    let mut progress = |s: &Stats| {
+        area.publish(s);
+        area.header().stop.load(SeqCst) == 0
+    };
+    let o = engine::explore(&mut exec, model.as_ref(), &cfg, &mut progress)
+        .map_err(|e| format!("{e:?}"))?;
+    exec.end().map_err(|e| format!("{e:?}"))?;
+    area.publish(&o.stats);
+    let s = &o.stats;
+    let steps = |cx: &Counterexample| -> Value {
+        cx.schedule
+            .iter()
+            .map(|st| json!([st.thread, st.alt]))
+            .collect()
+    };
+    Ok(json!({
+        "stats": [s.executions, s.blocked, s.bounded, s.events, s.depth],
+        "errors": o.errors.iter().map(|(cx, n)| json!({
+            "schedule": steps(cx), "count": n, "found": [cx.found.0, cx.found.1],
+        })).collect::<Vec<_>>(),
+        "observations": o.observations.iter().map(|(k, n)| json!([k, n])).collect::<Vec<_>>(),
+    }))
+}
+
+/// The checker's side: explore with the engine inside the worker, then replay each error the
+/// worker met to report it. `None` when the worker could not (the caller explores by itself).
+pub fn explore(
+    target: &mut NativeTarget,
+    model: &dyn Model,
+    req: &Request,
+    progress: &mut dyn FnMut(&Stats) -> bool,
+) -> Result<Option<Outcome>, ExecError> {
+    let Some(v) = target.explore_in_worker(req, progress)? else {
+        return Ok(None);
+    };
+    if v.get("fallback").is_some() {
+        return Ok(None);
+    }
+    let Some(o) = decode(&v) else {
+        return Ok(None);
+    };
+    let (stats, errors, observations) = o;
+    let mut out = Outcome {
+        stats,
+        observations,
+        ..Outcome::default()
+    };
+    for (schedule, count, found) in errors {
+        let r = engine::replay(target, model, req.cfg, &schedule, false)?;
+        // A program whose error does not come back on replay: explore here, as without the
+        // worker's engine.
+        let Some(mut cx) = r.error else {
+            return Ok(None);
+        };
+        cx.found = found;
+        match out
+            .errors
+            .iter_mut()
+            .find(|(e, _)| e.kind == cx.kind && e.message == cx.message)
+        {
+            Some(e) => e.1 += count,
+            None => out.errors.push((cx.clone(), count)),
+        }
+        out.error.get_or_insert(cx);
+    }
+    Ok(Some(out))
+}
+
+type Decoded = (
+    Stats,
+    Vec<(Vec<Step>, u64, (u64, u64))>,
+    BTreeMap<Observation, u64>,
+);
+
+/// The worker's result; `None` if it does not make sense.
+fn decode(v: &Value) -> Option<Decoded> {
+    let n = |v: &Value| v.as_u64();
+    let s = v["stats"].as_array()?;
+    let stats = Stats {
+        executions: n(s.first()?)?,
+        blocked: n(s.get(1)?)?,
+        bounded: n(s.get(2)?)?,
+        events: n(s.get(3)?)?,
+        depth: n(s.get(4)?)?,
+    };
+    let mut errors = Vec::new();
+    for e in v["errors"].as_array()? {
+        let mut schedule = Vec::new();
+        for st in e["schedule"].as_array()? {
+            let thread = st[0].as_array()?.iter().map(n).collect::<Option<_>>()?;
+            let alt = u32::try_from(n(&st[1])?).ok()?;
+            schedule.push(Step { thread, alt });
+        }
+        let found = (n(&e["found"][0])?, n(&e["found"][1])?);
+        errors.push((schedule, n(&e["count"])?, found));
+    }
+    let mut observations = BTreeMap::new();
+    for o in v["observations"].as_array()? {
+        let seen = o[0]
+            .as_array()?
+            .iter()
+            .map(|p| Some((u32::try_from(n(&p[0])?).ok()?, n(&p[1])?)))
+            .collect::<Option<Observation>>()?;
+        observations.insert(seen, n(&o[1])?);
+    }
+    Some((stats, errors, observations))
+}
+
+impl NativeTarget {
+    /// Whether the worker can be asked to explore (the engine library was given at start).
+    pub fn has_worker_engine(&self) -> bool {
+        self.area.is_some()
+    }
+
+    /// Ask the worker to explore; its answer, or `None` if it died or hung (then its
+    /// executions are lost and the next begins in a fresh worker).
+    fn explore_in_worker(
+        &mut self,
+        req: &Request,
+        progress: &mut dyn FnMut(&Stats) -> bool,
+    ) -> Result<Option<Value>, ExecError> {
+        let Some(area) = self.area.as_ref() else {
+            return Ok(None);
+        };
+        let h = area.header();
+        h.stop.store(0, SeqCst);
+        h.steps.store(0, SeqCst);
+        area.publish(&Stats::default());
+        let put = area.put(&json!({
+            "build": BUILD_ID,
+            "model": req.model,
+            "bound": req.buffer_bound,
+            "max_steps": req.cfg.max_steps,
+            "keep_going": req.cfg.keep_going,
+            "allow_exit_status": req.cfg.allow_exit_status,
+        }));
+        if !put {
+            return Ok(None);
+        }
+        self.end()?;
+        self.ch.reset_execution();
+        self.begin_command(true);
+        let mut last = (0, Instant::now());
+        let mut shown = Instant::now();
+        loop {
+            let seq = self.ch.sup_futex().load(SeqCst);
+            if self.exec_ended() {
+                break;
+            }
+            let area = self.area.as_ref().expect("an area");
+            let h = area.header();
+            if interrupted() {
+                h.stop.store(1, SeqCst);
+            }
+            if shown.elapsed() >= Duration::from_millis(100) {
+                shown = Instant::now();
+                if !progress(&area.stats()) {
+                    h.stop.store(1, SeqCst);
+                }
+            }
+            let steps = h.steps.load(SeqCst);
+            if steps != last.0 {
+                last = (steps, Instant::now());
+            } else if last.1.elapsed() > self.timeout {
+                // a hang, or an engine gone astray: the checker explores and finds out
+                self.kill_execution()?;
+                break;
+            }
+            if let Ok(Some(st)) = self.server.try_wait() {
+                return Err(super::server_died(st));
+            }
+            self.sleep(seq, Duration::from_millis(50));
+        }
+        self.in_exec = false;
+        self.ch.explore_cmd().store(0, SeqCst);
+        if self.ch.wait_status() != 0 {
+            return Ok(None);
+        }
+        Ok(self.area.as_ref().and_then(Area::get))
+    }
+}
