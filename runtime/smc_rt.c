@@ -554,10 +554,29 @@ static void on_fatal(int sig, siginfo_t *si, void *ucv) {
     reraise_default(sig);
 }
 
-/* The signals the runtime keeps for itself: SIGTRAP (its traps), then the fatal ones (crash
- * reports). The program may neither handle nor block them during an execution. */
-static const int runtime_signals[] = {SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+/* The checker's sign to the engine inside the worker that a thread has run too long without a
+ * visible operation: the execution ends as a hang (SIGRTMAX; the checker sends it). */
+#define SMC_HANG_SIGNAL (_NSIG - 1)
+
+/* The signals the runtime keeps for itself: SIGTRAP (its traps), the fatal ones (crash
+ * reports), and the hang signal. The program may neither handle nor block them during an
+ * execution. */
+static const int runtime_signals[] = {SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SMC_HANG_SIGNAL};
 #define N_RUNTIME_SIGNALS (sizeof runtime_signals / sizeof runtime_signals[0])
+
+static int g_exec_hung; /* the execution ended on the hang signal */
+
+static void on_hang(int sig, siginfo_t *si, void *ucv) {
+    (void)si;
+    (void)ucv;
+    if (!g_in_engine || g_cur < 0 || g_exec_over) return; /* nothing to end: the checker kills */
+    g_exec_hung = 1;
+    sigset_t m; /* left by switching away: unblock it for the next execution */
+    sigemptyset(&m);
+    sigaddset(&m, sig);
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &m, NULL, _NSIG / 8);
+    co_end(0, 0);
+}
 
 static void install_handlers(void) {
     struct sigaction sa;
@@ -569,7 +588,9 @@ static void install_handlers(void) {
     sys_sigaction(SIGTRAP, &sa, NULL);
     sa.sa_sigaction = on_fatal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    for (unsigned i = 1; i < N_RUNTIME_SIGNALS; i++) sys_sigaction(runtime_signals[i], &sa, NULL);
+    for (unsigned i = 1; i < N_RUNTIME_SIGNALS - 1; i++) sys_sigaction(runtime_signals[i], &sa, NULL);
+    sa.sa_sigaction = on_hang;
+    sys_sigaction(SMC_HANG_SIGNAL, &sa, NULL);
 }
 
 /* ---- start-up: map the channel, receive the relocated copies, patch the text ---- */
@@ -1188,8 +1209,9 @@ static int co_reset(int captured) {
 
 /* ---- the engine's side of the worker (struct smc_engine_ops) ---- */
 
-/* The execution is over: as run_worker after co_execution. 1, or -1 when it had to end the
- * worker (exit handlers in libc's list: the checker explores by itself then). */
+/* The execution is over: as run_worker after co_execution. 1, 2 when it ended on the hang
+ * signal, or -1 when it had to end the worker (exit handlers in libc's list: the checker
+ * explores by itself then). */
 static int ew_finish(void) {
     if (g_exec_flush) fflush(NULL);
     if (g_exit_for_real) {
@@ -1198,7 +1220,9 @@ static int ew_finish(void) {
     }
     if (!co_reset((ch->flags & SMC_FLAG_CAPTURED) != 0)) g_worker_spent = 1;
     STORE(&ch->wait_status, g_exec_status);
-    return 1;
+    int hung = g_exec_hung;
+    g_exec_hung = 0;
+    return hung ? 2 : 1;
 }
 
 static int ew_settle(void) {

@@ -794,8 +794,10 @@ fn run_litmus(cli: &LitmusCli) -> Result<u8, UsageError> {
     })
 }
 
-/// The engine library built beside the checker (runtime/engine; integration tests run from
-/// target/*/deps), unless `SMC_NO_WORKER_ENGINE` is set (diagnosis, A/B).
+/// The engine library built beside the checker (runtime/engine: `cargo build` puts it beside
+/// the binary, `cargo test` and `cargo bench` in deps/; the newer one, since the other may be
+/// left from an older build, which the worker would refuse), unless `SMC_NO_WORKER_ENGINE` is
+/// set (diagnosis, A/B).
 fn worker_engine_library() -> Option<PathBuf> {
     if std::env::var_os("SMC_NO_WORKER_ENGINE").is_some() {
         return None;
@@ -807,5 +809,7 @@ fn worker_engine_library() -> Option<PathBuf> {
         dir.join("deps/libsmc_engine.so"),
     ]
     .into_iter()
-    .find(|p| p.exists())
+    .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+    .max()
+    .map(|(_, p)| p)
 }

@@ -450,7 +450,8 @@ fn shm_entries() -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn run_cases(cases: &[&Case], name: &str) {
+/// Run `cases`; `extra` goes before each case's own arguments.
+fn run_cases(cases: &[&Case], name: &str, extra: &[&'static str]) {
     let scratch = Scratch::new(name);
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/robustness");
     let sample = compile(&scratch, &source("sb.c"), "gcc", &["-O1"]);
@@ -471,7 +472,8 @@ fn run_cases(cases: &[&Case], name: &str) {
             }
             Input(name, make) => (name.to_string(), make(&work, &sample)),
         };
-        let mut args = c.args.to_vec();
+        let mut args = extra.to_vec();
+        args.extend_from_slice(c.args);
         if !args.contains(&"--model") {
             args.extend(["--model", "sc"]);
         }
@@ -535,7 +537,7 @@ fn bad_inputs_are_one_line_and_status_2() {
         .iter()
         .filter(|c| matches!(c.subject, Input(..)))
         .collect();
-    run_cases(&cases, "inputs");
+    run_cases(&cases, "inputs", &[]);
 }
 
 #[test]
@@ -544,5 +546,16 @@ fn misbehaving_programs_are_reported_not_obeyed() {
         .iter()
         .filter(|c| matches!(c.subject, Program(..)))
         .collect();
-    run_cases(&cases, "programs");
+    run_cases(&cases, "programs", &[]);
+}
+
+#[test]
+fn misbehaving_programs_are_reported_not_obeyed_by_the_engine_in_the_worker() {
+    // one job: the worker process runs the exploration, and the program shares its process
+    // with the engine
+    let cases: Vec<&Case> = CORPUS
+        .iter()
+        .filter(|c| matches!(c.subject, Program(..)) && !c.args.contains(&"-j"))
+        .collect();
+    run_cases(&cases, "programs-worker-engine", &["-j", "1"]);
 }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use memmap2::MmapMut;
 use serde_json::{json, Value};
 
-use super::read::ChannelReader;
+use super::read::{ChannelReader, CORRUPTED};
 use super::{interrupted, NativeTarget};
 use crate::channel::{memfd, slot_state, Channel};
 use crate::engine::{
@@ -38,7 +38,8 @@ pub struct EngineOps {
     pub channel: *mut u8,
     pub channel_size: u64,
     /// Start an execution; 0 when every thread waits at a visible operation, 1 when it is
-    /// over already, negative when this worker cannot run another.
+    /// over already, 2 when it ended on the checker's hang signal ([`HANG_SIGNAL`]), negative
+    /// when this worker cannot run another.
     pub begin: extern "C" fn() -> i32,
     /// Let the threads whose go is set run: as `begin`.
     pub run: extern "C" fn() -> i32,
@@ -48,6 +49,13 @@ pub struct EngineOps {
 
 /// Changes with [`EngineOps`] and the runtime's side of it.
 pub const ENGINE_ABI: u64 = 1;
+
+/// The signal that ends the worker's current execution as a hang (runtime/smc_rt.c
+/// `SMC_HANG_SIGNAL`): the checker sends it when the worker has taken no step for the
+/// execution time limit.
+pub fn hang_signal() -> i32 {
+    libc::SIGRTMAX()
+}
 
 /// The build of the checker, to refuse an engine library left from another one.
 pub const BUILD_ID: &str = env!("SMC_BUILD_ID");
@@ -212,6 +220,14 @@ impl WorkerExecutor<'_> {
                 self.in_exec = false;
                 self.reader().snapshot(true)
             }
+            2 => {
+                self.in_exec = false;
+                let n = self.reader().nthreads()?;
+                let slot = (0..n)
+                    .find(|&i| self.ch.slot_state(i).load(SeqCst) == slot_state::RUNNING)
+                    .unwrap_or(0);
+                Err(ExecError::Timeout { slot: slot as u32 })
+            }
             _ => {
                 self.in_exec = false;
                 Err(spent())
@@ -323,9 +339,14 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         area.publish(s);
         area.header().stop.load(SeqCst) == 0
     };
-    let o = engine::explore(&mut exec, model.as_ref(), &cfg, &mut progress)
-        .map_err(|e| format!("{e:?}"))?;
-    exec.end().map_err(|e| format!("{e:?}"))?;
+    let o = match engine::explore(&mut exec, model.as_ref(), &cfg, &mut progress)
+        .and_then(|o| exec.end().map(|_| o))
+    {
+        Ok(o) => o,
+        // a channel the program overwrote: the checker's explorations would read the same
+        Err(ExecError::Fatal(m)) if m.starts_with(CORRUPTED) => return Ok(json!({ "fatal": m })),
+        Err(e) => return Err(format!("{e:?}")),
+    };
     area.publish(&o.stats);
     let s = &o.stats;
     let steps = |cx: &Counterexample| -> Value {
@@ -356,6 +377,9 @@ pub fn explore(
     };
     if v.get("fallback").is_some() {
         return Ok(None);
+    }
+    if let Some(m) = v["fatal"].as_str() {
+        return Err(ExecError::Fatal(m.to_string()));
     }
     let Some(o) = decode(&v) else {
         return Ok(None);
@@ -461,8 +485,11 @@ impl NativeTarget {
         self.end()?;
         self.ch.reset_execution();
         self.begin_command(true);
-        let mut last = (0, Instant::now());
+        // the last step count seen, when it changed, and whether the hang signal went out
+        let mut last = (0, Instant::now(), false);
         let mut shown = Instant::now();
+        let mut stopping: Option<Instant> = None;
+        let grace = Duration::from_secs(2);
         loop {
             let seq = self.ch.sup_futex().load(SeqCst);
             if self.exec_ended() {
@@ -470,20 +497,31 @@ impl NativeTarget {
             }
             let area = self.area.as_ref().expect("an area");
             let h = area.header();
-            if interrupted() {
-                h.stop.store(1, SeqCst);
-            }
             if shown.elapsed() >= Duration::from_millis(100) {
                 shown = Instant::now();
-                if !progress(&area.stats()) {
+                if !progress(&area.stats()) || interrupted() {
                     h.stop.store(1, SeqCst);
+                    stopping.get_or_insert_with(Instant::now);
                 }
             }
             let steps = h.steps.load(SeqCst);
             if steps != last.0 {
-                last = (steps, Instant::now());
-            } else if last.1.elapsed() > self.timeout {
-                // a hang, or an engine gone astray: the checker explores and finds out
+                last = (steps, Instant::now(), false);
+            } else if !last.2 && last.1.elapsed() > self.timeout {
+                // a thread runs without a visible operation: the worker ends its execution
+                // as a hang, as the checker would
+                let pid = self.ch.child_pid();
+                if pid > 1 && pid as u32 != self.server.id() {
+                    // SAFETY: plain syscall on the worker, which the fork server has not
+                    // reaped (exec_done does not answer the command yet)
+                    unsafe { libc::kill(pid, hang_signal()) };
+                }
+                last = (steps, Instant::now(), true);
+            }
+            let stuck = last.2 && last.1.elapsed() > grace;
+            if stuck || stopping.is_some_and(|t| t.elapsed() > grace) {
+                // the engine itself is stuck, or does not stop: the checker explores (or
+                // reports the interruption) by itself
                 self.kill_execution()?;
                 break;
             }

@@ -152,8 +152,11 @@ impl ChannelReader<'_> {
     }
 }
 
+/// How a "channel corrupted" message starts.
+pub const CORRUPTED: &str = "channel corrupted: ";
+
 pub fn corrupted(what: &str) -> ExecError {
     ExecError::Fatal(format!(
-        "channel corrupted: the program overwrote the checker's {what}"
+        "{CORRUPTED}the program overwrote the checker's {what}"
     ))
 }
