@@ -13,7 +13,7 @@ use smc_run::engine::{self, ExecError};
 use smc_run::litmus::{self, expect::Expectations};
 use smc_run::model;
 use smc_run::report::{self, schedule::Schedule, Symbolizer};
-use smc_run::target::{self, in_worker, NativeTarget, Options, TempDir};
+use smc_run::target::{self, NativeTarget, Options, TempDir};
 
 const EXIT_OK: u8 = 0;
 const EXIT_ERROR_FOUND: u8 = 1;
@@ -410,8 +410,8 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         Some(n) => n,
         None => cpus.len().max(1),
     };
-    // One worker exploring the whole tree runs the engine inside the program's worker process.
-    let engine = (replay.is_none() && !cli.gdb && workers == 1 && cli.shard.is_none())
+    // The engine runs inside the program's worker processes, next to the program.
+    let engine = (replay.is_none() && !cli.gdb)
         .then(worker_engine_library)
         .flatten();
     let opts = Options {
@@ -454,7 +454,6 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         keep_going: cli.keep_going,
         allow_exit_status: cli.allow_exit_status,
     };
-    let mut in_worker_engine = false;
     let result = match &replay {
         Some(r) => engine::replay(&mut target, model.as_ref(), &cfg, &r.steps, cli.gdb),
         None => {
@@ -474,29 +473,8 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
                 after: parallel::AFTER,
                 leaves: parallel::LEAVES,
             };
-            let req = in_worker::Request {
-                model: &model_name,
-                buffer_bound,
-                cfg: &cfg,
-            };
-            let mut r = Ok(None);
-            if target.has_worker_engine() {
-                r = in_worker::explore(&mut target, model.as_ref(), &req, &mut |s| progress(s));
-                in_worker_engine = matches!(r, Ok(Some(_)));
-            }
-            let r = match r {
-                Ok(None) if !target::interrupted() => parallel::explore_jobs(
-                    &mut target,
-                    &start,
-                    jobs,
-                    model.as_ref(),
-                    &cfg,
-                    &progress,
-                ),
-                Ok(None) => Err(ExecError::Interrupted),
-                Ok(Some(o)) => Ok(o),
-                Err(e) => Err(e),
-            };
+            let r =
+                parallel::explore_jobs(&mut target, &start, jobs, model.as_ref(), &cfg, &progress);
             bar.finish();
             r
         }
@@ -513,6 +491,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         Err(ExecError::Fatal(msg)) => return Err(UsageError(msg)),
     };
     let executor = target.executor();
+    let engine = target.engine_placement();
     drop(target);
     if cli.gdb {
         return Ok(EXIT_OK); // the user has seen the program in the debugger
@@ -524,11 +503,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         jobs: workers,
         shard: cli.shard.map(|s| (s.index + 1, s.count)),
         executor,
-        engine: if in_worker_engine {
-            "worker"
-        } else {
-            "checker"
-        },
+        engine,
     };
     // Save the schedule of each distinct error (not when replaying one).
     let mut saved = Vec::new();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{check, checker, compile, processes_of, run_in, Scratch};
+use common::{check, checker, compile, processes_of, run_env, run_in, Scratch};
 
 /// SV-COMP's fib_bench with NUM=2: 1369 executions under sc, 2376 under tso.
 fn fib(scratch: &Scratch, flags: &[&str]) -> PathBuf {
@@ -45,14 +45,27 @@ fn shards(scratch: &Scratch, binary: &Path, model: &str, n: u32) -> (Vec<u64>, c
 fn workers_and_shards_count_what_one_worker_counts() {
     let scratch = Scratch::new("parallel-count");
     let binary = fib(&scratch, &[]);
+    // the engine inside each worker process (claims through the checker), and in the checker
+    let engines: [(&str, &[(&str, &Path)]); 2] = [
+        ("worker", &[]),
+        ("checker", &[("SMC_NO_WORKER_ENGINE", Path::new("1"))]),
+    ];
     for (model, expected) in [("sc", 1369), ("tso", 2376)] {
-        let one = check(&binary, model, &["-j", "1"]);
-        assert_eq!((one.status, one.verdict()), (0, "ok"), "{}", one.stderr);
-        assert_eq!(one.executions(), expected, "{}", one.command);
-        let two = check(&binary, model, &["-j", "2"]);
-        assert_eq!((two.status, two.verdict()), (0, "ok"), "{}", two.stderr);
-        assert_eq!(two.executions(), expected, "{}", two.command);
-        assert_eq!(two.json.as_ref().unwrap()["jobs"], 2);
+        for (engine, env) in engines {
+            for jobs in ["1", "2"] {
+                let b = binary.to_str().unwrap();
+                let r = run_env(
+                    &scratch.0,
+                    &["--json", "--model", model, "-j", jobs, b],
+                    env,
+                );
+                assert_eq!((r.status, r.verdict()), (0, "ok"), "{}", r.stderr);
+                assert_eq!(r.executions(), expected, "{}", r.command);
+                let json = r.json.as_ref().unwrap();
+                assert_eq!(json["jobs"], jobs.parse::<u64>().unwrap());
+                assert_eq!(json["engine"], engine, "{}", r.command);
+            }
+        }
     }
     let (parts, combined) = shards(&scratch, &binary, "tso", 3);
     assert_eq!(combined.status, 0, "{}", combined.stderr);

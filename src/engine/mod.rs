@@ -149,6 +149,20 @@ pub trait Executor {
     fn observed(&self) -> Observation {
         Vec::new()
     }
+    /// Explore the whole tree (with `split`, this worker's part of it) inside the program's
+    /// process, where an engine of its own runs next to the program
+    /// (`crate::target::in_worker`), and report each error as [`explore`] would. `None` when
+    /// this executor cannot (it then explores nothing): the caller explores through it.
+    fn explore_inside(
+        &mut self,
+        model: &dyn crate::model::Model,
+        cfg: &Config,
+        split: Option<&Split>,
+        progress: Progress,
+    ) -> Result<Option<Outcome>, ExecError> {
+        let _ = (model, cfg, split, progress);
+        Ok(None)
+    }
 }
 
 #[derive(Clone, Debug)]

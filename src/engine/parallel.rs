@@ -5,7 +5,7 @@
 //! and explores the leaves it claims first; a shard claims only the leaves whose prefix hash
 //! falls to it. The engine starts threads here, never processes: `start` makes the executors.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex};
 
@@ -57,12 +57,17 @@ pub fn explore_jobs<E: Executor + Send>(
         leaves,
     } = jobs;
     if jobs <= 1 && shard.is_none() {
+        if let Some(o) = first.explore_inside(model, cfg, None, &mut |s| progress(s))? {
+            return Ok(o);
+        }
         return explore(first, model, cfg, &mut |s| progress(s));
     }
-    let taken = Mutex::new(HashSet::<Vec<Step>>::new());
-    let claim = |prefix: &[Step]| {
+    // Leaves and the worker that claimed each: a worker whose engine inside the program gave
+    // up explores its part again through the checker, and claims its own leaves again.
+    let taken = Mutex::new(HashMap::<Vec<Step>, usize>::new());
+    let claim = |w: usize, prefix: &[Step]| {
         shard.is_none_or(|s| super::prefix_hash(prefix) % s.count == s.index)
-            && taken.lock().unwrap().insert(prefix.to_vec())
+            && *taken.lock().unwrap().entry(prefix.to_vec()).or_insert(w) == w
     };
     // Workers 1.. start (their process too) only once worker 0 splits the tree: a small tree
     // is explored by worker 0 alone.
@@ -74,12 +79,7 @@ pub fn explore_jobs<E: Executor + Send>(
             gate.1.notify_all();
         }
     };
-    let split = Split {
-        after,
-        leaves: leaves * shard.map_or(1, |s| s.count),
-        claim: &claim,
-        on_split: &|| set_gate(Gate::Open),
-    };
+    let on_split = || set_gate(Gate::Open);
     let stop = AtomicBool::new(false);
     let totals = Mutex::new(vec![Stats::default(); jobs.max(1)]);
     let work = |w: usize, exec: &mut E| {
@@ -91,7 +91,17 @@ pub fn explore_jobs<E: Executor + Send>(
             };
             progress(&sum) && !stop.load(SeqCst)
         };
-        let r = explore_part(exec, model, cfg, &mut each, Some(&split));
+        let claim = |prefix: &[Step]| claim(w, prefix);
+        let split = Split {
+            after,
+            leaves: leaves * shard.map_or(1, |s| s.count),
+            claim: &claim,
+            on_split: &on_split,
+        };
+        let r = match exec.explore_inside(model, cfg, Some(&split), &mut each) {
+            Ok(None) => explore_part(exec, model, cfg, &mut each, Some(&split)),
+            r => r.map(|o| o.unwrap_or_default()),
+        };
         if r.as_ref()
             .map_or(true, |o| o.error.is_some() && !cfg.keep_going)
         {

@@ -5,7 +5,7 @@
 //! The runtime loads the engine library (`runtime/engine`, built from this crate) into the
 //! fork server before the worker's snapshot and leaves its memory out of it; the library
 //! allocates from mappings of its own, never from the program's heap, which every execution
-//! puts back. The checker writes a [`Request`] into a shared [`Area`], names the command an
+//! puts back. The checker writes a request into a shared [`Area`], names the command an
 //! exploration (`explore_cmd`), and waits; the worker answers with the statistics, the
 //! observations and the schedule of each error, which the checker replays to report them as
 //! usual. Whatever the worker cannot do (a library of another build, an execution that must end
@@ -23,9 +23,9 @@ use serde_json::{json, Value};
 
 use super::read::{ChannelReader, CORRUPTED};
 use super::{interrupted, NativeTarget};
-use crate::channel::{memfd, slot_state, Channel};
+use crate::channel::{futex_wait, futex_wake, memfd, slot_state, Channel};
 use crate::engine::{
-    self, Config, Counterexample, ExecError, Executor, Observation, Outcome, Reply, Snapshot,
+    self, Config, ExecError, Executor, Observation, Outcome, Progress, Reply, Snapshot, Split,
     Stats, Step,
 };
 use crate::event::MAX_ACCESS;
@@ -74,6 +74,14 @@ struct AreaHeader {
     steps: AtomicU64,
     /// The checker asks the exploration to stop (interrupted).
     stop: AtomicU32,
+    /// The worker's engine split the tree (`Split::on_split`).
+    split: AtomicU32,
+    /// A claim of a leaf of the split top (`Split::claim`): the worker puts the prefix in the
+    /// data part and bumps `claim_asked`; the checker answers in `claim_answer` and sets
+    /// `claim_done` to the same number (a futex the worker may sleep on).
+    claim_asked: AtomicU32,
+    claim_done: AtomicU32,
+    claim_answer: AtomicU32,
     _pad: u32,
     len: AtomicU64,
 }
@@ -85,8 +93,10 @@ pub struct Area {
     _map: Option<MmapMut>,
 }
 
-// SAFETY: the area is plain shared memory; its words are atomics.
+// SAFETY: the area is plain shared memory; its words are atomics, and its data part is read
+// only after the word that says it is there.
 unsafe impl Send for Area {}
+unsafe impl Sync for Area {}
 
 impl Area {
     /// The checker's side: a fresh area (pages are only used when written).
@@ -186,11 +196,73 @@ impl Area {
     }
 }
 
-/// What the checker asks the worker to explore.
-pub struct Request<'a> {
-    pub model: &'a str,
-    pub buffer_bound: Option<usize>,
-    pub cfg: &'a Config,
+/// Wakes the checker, asleep on the channel's `sup_futex`, from the worker.
+struct Bell {
+    futex: *const AtomicU32,
+    sleeping: *const AtomicU32,
+}
+
+// SAFETY: two words of the channel's live mapping, used only as atomics.
+unsafe impl Sync for Bell {}
+
+impl Bell {
+    fn ring(&self) {
+        // SAFETY: see the struct.
+        let (futex, sleeping) = unsafe { (&*self.futex, &*self.sleeping) };
+        futex.fetch_add(1, SeqCst);
+        if sleeping.load(SeqCst) != 0 {
+            futex_wake(futex);
+        }
+    }
+}
+
+impl Area {
+    /// The worker's side of `Split::claim`: ask the checker, which keeps the claims of all
+    /// workers, and wait for its answer.
+    fn claim(&self, bell: &Bell, prefix: &[Step]) -> bool {
+        let h = self.header();
+        if !self.put(&schedule_json(prefix)) {
+            return false;
+        }
+        let asked = h.claim_asked.load(SeqCst).wrapping_add(1);
+        h.claim_asked.store(asked, SeqCst);
+        bell.ring();
+        let mut yields = 0;
+        loop {
+            let done = h.claim_done.load(SeqCst);
+            if done == asked {
+                return h.claim_answer.load(SeqCst) == 1;
+            }
+            if yields < 100 {
+                yields += 1;
+                // SAFETY: plain system call (not the program's interposed sched_yield)
+                unsafe { libc::syscall(libc::SYS_sched_yield) };
+            } else {
+                futex_wait(&h.claim_done, done, Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+/// A schedule as JSON: [[path, alt], ...].
+fn schedule_json(steps: &[Step]) -> Value {
+    steps.iter().map(|st| json!([st.thread, st.alt])).collect()
+}
+
+/// A schedule from JSON; `None` if it is not one.
+fn schedule_of(v: &Value) -> Option<Vec<Step>> {
+    v.as_array()?
+        .iter()
+        .map(|st| {
+            let thread = st[0]
+                .as_array()?
+                .iter()
+                .map(Value::as_u64)
+                .collect::<Option<_>>()?;
+            let alt = u32::try_from(st[1].as_u64()?).ok()?;
+            Some(Step { thread, alt })
+        })
+        .collect()
 }
 
 /// An [`Executor`] inside the worker: the runtime's coroutine loop, called directly.
@@ -329,6 +401,10 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
     if !ch.intact() {
         return Err("the channel is not intact".into());
     }
+    let bell = Bell {
+        futex: ch.sup_futex(),
+        sleeping: ch.sup_sleeping(),
+    };
     let mut exec = WorkerExecutor {
         ops,
         ch,
@@ -339,9 +415,28 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         area.publish(s);
         area.header().stop.load(SeqCst) == 0
     };
-    let o = match engine::explore(&mut exec, model.as_ref(), &cfg, &mut progress)
-        .and_then(|o| exec.end().map(|_| o))
-    {
+    let claim = |prefix: &[Step]| area.claim(&bell, prefix);
+    let on_split = || {
+        area.header().split.store(1, SeqCst);
+        bell.ring();
+    };
+    let split = match &req["split"] {
+        Value::Null => None,
+        v => Some(Split {
+            after: v["after"].as_u64().ok_or("no split")?,
+            leaves: v["leaves"].as_u64().ok_or("no split")?,
+            claim: &claim,
+            on_split: &on_split,
+        }),
+    };
+    let explored = engine::explore_part(
+        &mut exec,
+        model.as_ref(),
+        &cfg,
+        &mut progress,
+        split.as_ref(),
+    );
+    let o = match explored.and_then(|o| exec.end().map(|_| o)) {
         Ok(o) => o,
         // a channel the program overwrote: the checker's explorations would read the same
         Err(ExecError::Fatal(m)) if m.starts_with(CORRUPTED) => return Ok(json!({ "fatal": m })),
@@ -349,30 +444,28 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
     };
     area.publish(&o.stats);
     let s = &o.stats;
-    let steps = |cx: &Counterexample| -> Value {
-        cx.schedule
-            .iter()
-            .map(|st| json!([st.thread, st.alt]))
-            .collect()
-    };
     Ok(json!({
         "stats": [s.executions, s.blocked, s.bounded, s.events, s.depth],
         "errors": o.errors.iter().map(|(cx, n)| json!({
-            "schedule": steps(cx), "count": n, "found": [cx.found.0, cx.found.1],
+            "schedule": schedule_json(&cx.schedule), "count": n,
+            "found": [cx.found.0, cx.found.1],
         })).collect::<Vec<_>>(),
         "observations": o.observations.iter().map(|(k, n)| json!([k, n])).collect::<Vec<_>>(),
+        "top": o.top.map(|(a, b)| json!([a, b])),
     }))
 }
 
-/// The checker's side: explore with the engine inside the worker, then replay each error the
-/// worker met to report it. `None` when the worker could not (the caller explores by itself).
-pub fn explore(
+/// The checker's side ([`Executor::explore_inside`]): explore with the engine inside the
+/// worker, then replay each error the worker met to report it. `None` when the worker could
+/// not (the caller explores by itself).
+pub(super) fn explore(
     target: &mut NativeTarget,
     model: &dyn Model,
-    req: &Request,
-    progress: &mut dyn FnMut(&Stats) -> bool,
+    cfg: &Config,
+    split: Option<&Split>,
+    progress: Progress,
 ) -> Result<Option<Outcome>, ExecError> {
-    let Some(v) = target.explore_in_worker(req, progress)? else {
+    let Some(v) = target.explore_in_worker(model, cfg, split, progress)? else {
         return Ok(None);
     };
     if v.get("fallback").is_some() {
@@ -381,17 +474,11 @@ pub fn explore(
     if let Some(m) = v["fatal"].as_str() {
         return Err(ExecError::Fatal(m.to_string()));
     }
-    let Some(o) = decode(&v) else {
+    let Some((mut out, errors)) = decode(&v) else {
         return Ok(None);
     };
-    let (stats, errors, observations) = o;
-    let mut out = Outcome {
-        stats,
-        observations,
-        ..Outcome::default()
-    };
     for (schedule, count, found) in errors {
-        let r = engine::replay(target, model, req.cfg, &schedule, false)?;
+        let r = engine::replay(target, model, cfg, &schedule, false)?;
         // A program whose error does not come back on replay: explore here, as without the
         // worker's engine.
         let Some(mut cx) = r.error else {
@@ -408,17 +495,15 @@ pub fn explore(
         }
         out.error.get_or_insert(cx);
     }
+    target.explored_inside = true;
     Ok(Some(out))
 }
 
-type Decoded = (
-    Stats,
-    Vec<(Vec<Step>, u64, (u64, u64))>,
-    BTreeMap<Observation, u64>,
-);
+/// Errors as the worker reports them: schedule, count, where found.
+type Found = Vec<(Vec<Step>, u64, (u64, u64))>;
 
-/// The worker's result; `None` if it does not make sense.
-fn decode(v: &Value) -> Option<Decoded> {
+/// The worker's result: the outcome but its errors, and those; `None` if it makes no sense.
+fn decode(v: &Value) -> Option<(Outcome, Found)> {
     let n = |v: &Value| v.as_u64();
     let s = v["stats"].as_array()?;
     let stats = Stats {
@@ -430,14 +515,8 @@ fn decode(v: &Value) -> Option<Decoded> {
     };
     let mut errors = Vec::new();
     for e in v["errors"].as_array()? {
-        let mut schedule = Vec::new();
-        for st in e["schedule"].as_array()? {
-            let thread = st[0].as_array()?.iter().map(n).collect::<Option<_>>()?;
-            let alt = u32::try_from(n(&st[1])?).ok()?;
-            schedule.push(Step { thread, alt });
-        }
         let found = (n(&e["found"][0])?, n(&e["found"][1])?);
-        errors.push((schedule, n(&e["count"])?, found));
+        errors.push((schedule_of(&e["schedule"])?, n(&e["count"])?, found));
     }
     let mut observations = BTreeMap::new();
     for o in v["observations"].as_array()? {
@@ -448,21 +527,38 @@ fn decode(v: &Value) -> Option<Decoded> {
             .collect::<Option<Observation>>()?;
         observations.insert(seen, n(&o[1])?);
     }
-    Some((stats, errors, observations))
+    let top = match &v["top"] {
+        Value::Null => None,
+        t => Some((n(&t[0])?, n(&t[1])?)),
+    };
+    let out = Outcome {
+        stats,
+        observations,
+        top,
+        ..Outcome::default()
+    };
+    Some((out, errors))
 }
 
 impl NativeTarget {
-    /// Whether the worker can be asked to explore (the engine library was given at start).
-    pub fn has_worker_engine(&self) -> bool {
-        self.area.is_some()
+    /// Where the engine ran: "worker" when the worker's engine explored (all of it, or this
+    /// worker's part), else "checker".
+    pub fn engine_placement(&self) -> &'static str {
+        if self.explored_inside {
+            "worker"
+        } else {
+            "checker"
+        }
     }
 
     /// Ask the worker to explore; its answer, or `None` if it died or hung (then its
     /// executions are lost and the next begins in a fresh worker).
     fn explore_in_worker(
         &mut self,
-        req: &Request,
-        progress: &mut dyn FnMut(&Stats) -> bool,
+        model: &dyn Model,
+        cfg: &Config,
+        split: Option<&Split>,
+        progress: Progress,
     ) -> Result<Option<Value>, ExecError> {
         let Some(area) = self.area.as_ref() else {
             return Ok(None);
@@ -470,14 +566,17 @@ impl NativeTarget {
         let h = area.header();
         h.stop.store(0, SeqCst);
         h.steps.store(0, SeqCst);
+        h.split.store(0, SeqCst);
+        h.claim_done.store(h.claim_asked.load(SeqCst), SeqCst);
         area.publish(&Stats::default());
         let put = area.put(&json!({
             "build": BUILD_ID,
-            "model": req.model,
-            "bound": req.buffer_bound,
-            "max_steps": req.cfg.max_steps,
-            "keep_going": req.cfg.keep_going,
-            "allow_exit_status": req.cfg.allow_exit_status,
+            "model": model.name(),
+            "bound": model.buffers().and_then(|(_, b)| b),
+            "max_steps": cfg.max_steps,
+            "keep_going": cfg.keep_going,
+            "allow_exit_status": cfg.allow_exit_status,
+            "split": split.map(|s| json!({ "after": s.after, "leaves": s.leaves })),
         }));
         if !put {
             return Ok(None);
@@ -490,6 +589,7 @@ impl NativeTarget {
         let mut shown = Instant::now();
         let mut stopping: Option<Instant> = None;
         let grace = Duration::from_secs(2);
+        let (mut split_seen, mut garbled) = (false, false);
         loop {
             let seq = self.ch.sup_futex().load(SeqCst);
             if self.exec_ended() {
@@ -497,6 +597,23 @@ impl NativeTarget {
             }
             let area = self.area.as_ref().expect("an area");
             let h = area.header();
+            if let Some(split) = split {
+                let asked = h.claim_asked.load(SeqCst);
+                if asked != h.claim_done.load(SeqCst) {
+                    // a prefix the program scribbled over: its leaf is not claimed, and the
+                    // worker's part is explored again by the checker
+                    let prefix = area.get().as_ref().and_then(schedule_of);
+                    garbled |= prefix.is_none();
+                    let yes = prefix.is_some_and(|p| (split.claim)(&p));
+                    h.claim_answer.store(yes as u32, SeqCst);
+                    h.claim_done.store(asked, SeqCst);
+                    futex_wake(&h.claim_done);
+                }
+                if !split_seen && h.split.load(SeqCst) != 0 {
+                    split_seen = true;
+                    (split.on_split)();
+                }
+            }
             if shown.elapsed() >= Duration::from_millis(100) {
                 shown = Instant::now();
                 if !progress(&area.stats()) || interrupted() {
@@ -532,7 +649,7 @@ impl NativeTarget {
         }
         self.in_exec = false;
         self.ch.explore_cmd().store(0, SeqCst);
-        if self.ch.wait_status() != 0 {
+        if self.ch.wait_status() != 0 || garbled {
             return Ok(None);
         }
         Ok(self.area.as_ref().and_then(Area::get))

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crate::channel::{
     self, coroutines, err, futex_wait, futex_wake, init, memfd, slot_state, Channel,
 };
-use crate::engine::{ExecError, Executor, Observation, Output, Reply, ScriptStep, Snapshot};
+use crate::engine::{self, ExecError, Executor, Observation, Output, Reply, ScriptStep, Snapshot};
 use crate::instrument::Plan;
 use crate::program::Program;
 
@@ -124,6 +124,8 @@ pub struct NativeTarget {
     pub tramp: u64,
     /// Shared with the worker's engine, when it has one.
     area: Option<in_worker::Area>,
+    /// The worker's engine explored (all of it, or this worker's part).
+    explored_inside: bool,
 }
 
 /// Everything the startup can fail with is a message for the user.
@@ -282,6 +284,7 @@ impl NativeTarget {
             load_bias: 0,
             tramp: 0,
             area,
+            explored_inside: false,
         };
         t.handshake()?;
         Ok(t)
@@ -763,6 +766,16 @@ impl Executor for NativeTarget {
             }
         }
         Ok(())
+    }
+
+    fn explore_inside(
+        &mut self,
+        model: &dyn crate::model::Model,
+        cfg: &engine::Config,
+        split: Option<&engine::Split>,
+        progress: engine::Progress,
+    ) -> Result<Option<engine::Outcome>, ExecError> {
+        in_worker::explore(self, model, cfg, split, progress)
     }
 
     fn end(&mut self) -> Result<(), ExecError> {
