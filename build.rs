@@ -4,6 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// What the runtime and the SV-COMP link library are built from (besides targets/ARCH).
+const RUNTIME_SOURCES: &[&str] = &[
+    "runtime/smc_rt.c",
+    "runtime/snapshot.c",
+    "runtime/snapshot.h",
+    "runtime/channel.h",
+    "runtime/smc_verifier.h",
+    "runtime/smc_verifier.c",
+];
+
 /// FNV-1a over the paths and contents of the files under `dirs`, in path order.
 fn hash_sources(dirs: &[&str]) -> u64 {
     fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
@@ -50,15 +60,10 @@ fn main() {
     println!("cargo:rustc-env=SMC_BUILD_ID={build:016x}");
     // The runtime is compiled again only when its own sources change (this script runs on
     // every change of src/ for the build id).
-    let rt_sources = hash_sources(&[
-        "runtime/smc_rt.c",
-        "runtime/snapshot.c",
-        "runtime/snapshot.h",
-        "runtime/channel.h",
-        "runtime/smc_verifier.h",
-        "runtime/smc_verifier.c",
-        &format!("targets/{arch}"),
-    ]);
+    let mut rt_files = RUNTIME_SOURCES.to_vec();
+    let arch_sources = format!("targets/{arch}");
+    rt_files.push(&arch_sources);
+    let rt_sources = hash_sources(&rt_files);
     let stamp = out.join("runtime.hash");
     if std::fs::read_to_string(&stamp).ok() == Some(format!("{rt_sources:016x}"))
         && out.join("libsmc_rt.so").exists()
@@ -66,19 +71,6 @@ fn main() {
     {
         return;
     }
-    for f in [
-        "runtime/smc_rt.c",
-        "runtime/snapshot.c",
-        "runtime/snapshot.h",
-        "runtime/channel.h",
-        "runtime/smc_verifier.h",
-        "runtime/smc_verifier.c",
-    ] {
-        println!("cargo:rerun-if-changed={f}");
-    }
-    println!("cargo:rerun-if-changed=targets/{arch}/arch.h");
-    println!("cargo:rerun-if-changed=targets/{arch}/hook.h");
-    println!("cargo:rerun-if-changed=targets/{arch}/coro.h");
     let compiler = cc::Build::new().get_compiler();
     let run = |args: &[&str], what: &str| {
         let status = Command::new(compiler.path())

@@ -323,15 +323,7 @@ impl Executor for WorkerExecutor<'_> {
     }
 
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
-        let i = slot as usize;
-        if i >= self.reader().nthreads()?
-            || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED
-        {
-            return Err(ExecError::Fatal(format!(
-                "internal: slot {slot} is not waiting"
-            )));
-        }
-        self.ch.set_reply(i, reply.value, reply.patch.as_ref());
+        let i = super::give_reply(&self.ch, slot, reply)?;
         self.ch.running().store(1, SeqCst);
         self.ch.slot_go(i).store(1, SeqCst);
         let r = (self.ops.run)();

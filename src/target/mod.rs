@@ -532,16 +532,7 @@ impl NativeTarget {
 
     /// Give a waiting thread its reply (it is not released yet); its slot index.
     fn set_reply(&self, slot: u32, reply: &Reply) -> Result<usize, ExecError> {
-        let i = slot as usize;
-        if i >= self.reader().nthreads()?
-            || self.ch.slot_state(i).load(SeqCst) != slot_state::STOPPED
-        {
-            return Err(ExecError::Fatal(format!(
-                "internal: slot {slot} is not waiting"
-            )));
-        }
-        self.ch.set_reply(i, reply.value, reply.patch.as_ref());
-        Ok(i)
+        give_reply(&self.ch, slot, reply)
     }
 
     fn resume(&self, slot: usize) {
@@ -583,6 +574,25 @@ impl NativeTarget {
     fn exec_ended(&self) -> bool {
         self.ch.exec_done().load(SeqCst) == self.cmd
     }
+}
+
+/// Give the thread of `slot` in `ch`, which must be waiting, its reply (it is not released
+/// yet); its slot index.
+fn give_reply(ch: &Channel, slot: u32, reply: &Reply) -> Result<usize, ExecError> {
+    let reader = ChannelReader {
+        ch,
+        plan: None,
+        load_bias: 0,
+        tramp: 0,
+    };
+    let i = slot as usize;
+    if i >= reader.nthreads()? || ch.slot_state(i).load(SeqCst) != slot_state::STOPPED {
+        return Err(ExecError::Fatal(format!(
+            "internal: slot {slot} is not waiting"
+        )));
+    }
+    ch.set_reply(i, reply.value, reply.patch.as_ref());
+    Ok(i)
 }
 
 /// Write into the memory of the execution's process (a descendant of ours, stopped at a visible
