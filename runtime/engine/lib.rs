@@ -63,50 +63,92 @@ unsafe impl dlmalloc::Allocator for Pages {
     }
 }
 
+/// Small blocks freed by the engine, kept for the next allocation of their size class (the
+/// engine allocates and frees the same small sizes at every step: dlmalloc alone was ~8% of an
+/// exploration's samples, ~3% with these lists).
+const CLASS: usize = 16;
+const CLASSES: usize = 64; // blocks of up to 1 KiB
+const KEPT_BYTES: usize = 64 << 10; // per class, at most: 4 MiB in all
+
+struct Lists {
+    dl: dlmalloc::Dlmalloc<Pages>,
+    /// Per class: the first free block (its first word points to the next) and how many.
+    free: [(*mut u8, usize); CLASSES],
+}
+
+/// The size class of a small block, if it is one.
+fn class_of(l: Layout) -> Option<usize> {
+    (l.size() <= CLASS * CLASSES && l.align() <= CLASS).then(|| l.size().max(1).div_ceil(CLASS) - 1)
+}
+
 /// The library's global allocator. The worker runs one thread; the lock is for form's sake.
 struct Heap {
     lock: AtomicBool,
-    dl: UnsafeCell<dlmalloc::Dlmalloc<Pages>>,
+    lists: UnsafeCell<Lists>,
 }
 
-// SAFETY: every access to `dl` holds `lock`.
+// SAFETY: every access to `lists` holds `lock`.
 unsafe impl Sync for Heap {}
 
 impl Heap {
-    fn with<R>(&self, f: impl FnOnce(&mut dlmalloc::Dlmalloc<Pages>) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut Lists) -> R) -> R {
         while self.lock.swap(true, Ordering::Acquire) {
             std::hint::spin_loop();
         }
         // SAFETY: the lock is held.
-        let r = f(unsafe { &mut *self.dl.get() });
+        let r = f(unsafe { &mut *self.lists.get() });
         self.lock.store(false, Ordering::Release);
         r
     }
 }
 
-// SAFETY: dlmalloc returns blocks of the requested size and alignment.
+// SAFETY: dlmalloc returns blocks of the requested size and alignment; a kept block of a class
+// was allocated with the class's size and alignment, and is handed out for that class only.
 unsafe impl GlobalAlloc for Heap {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        self.with(|d| d.malloc(l.size(), l.align()))
-    }
-
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        self.with(|d| d.calloc(l.size(), l.align()))
+        self.with(|h| match class_of(l) {
+            Some(c) if !h.free[c].0.is_null() => {
+                let p = h.free[c].0;
+                h.free[c] = (*(p as *mut *mut u8), h.free[c].1 - 1);
+                p
+            }
+            Some(c) => h.dl.malloc((c + 1) * CLASS, CLASS),
+            None => h.dl.malloc(l.size(), l.align()),
+        })
     }
 
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        self.with(|d| d.free(p, l.size(), l.align()))
+        self.with(|h| match class_of(l) {
+            Some(c) if (h.free[c].1 + 1) * (c + 1) * CLASS <= KEPT_BYTES => {
+                *(p as *mut *mut u8) = h.free[c].0;
+                h.free[c] = (p, h.free[c].1 + 1);
+            }
+            Some(c) => h.dl.free(p, (c + 1) * CLASS, CLASS),
+            None => h.dl.free(p, l.size(), l.align()),
+        })
     }
 
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        self.with(|d| d.realloc(p, l.size(), l.align(), new))
+        let to = Layout::from_size_align_unchecked(new, l.align());
+        if class_of(l).is_none() && class_of(to).is_none() {
+            return self.with(|h| h.dl.realloc(p, l.size(), l.align(), new));
+        }
+        let q = self.alloc(to);
+        if !q.is_null() {
+            std::ptr::copy_nonoverlapping(p, q, l.size().min(new));
+            self.dealloc(p, l);
+        }
+        q
     }
 }
 
 #[global_allocator]
 static HEAP: Heap = Heap {
     lock: AtomicBool::new(false),
-    dl: UnsafeCell::new(dlmalloc::Dlmalloc::new_with_allocator(Pages)),
+    lists: UnsafeCell::new(Lists {
+        dl: dlmalloc::Dlmalloc::new_with_allocator(Pages),
+        free: [(std::ptr::null_mut(), 0); CLASSES],
+    }),
 };
 
 thread_local! {
