@@ -2,7 +2,8 @@
 //!
 //! Builds each program with gcc -O2, runs the release checker on it under each model with
 //! `--json`, and prints program, model, verdict, executions, blocked, wall time, executions/s,
-//! wall time per visible event and the checker's peak RSS. The table is also written as JSON (`target/bench/latest.json`, or
+//! wall time per visible event, the checker's peak RSS and that of the worker process that ran
+//! the engine. The table is also written as JSON (`target/bench/latest.json`, or
 //! `--json FILE`) so that two commits can be compared: `--compare FILE` adds a column with the
 //! speed-up in executions/s over that earlier run.
 //!
@@ -149,6 +150,9 @@ struct Row {
     events: u64,
     wall_s: f64,
     peak_rss_kib: i64,
+    /// The peak of the program's worker process that ran the engine (none with the engine in
+    /// the checker).
+    worker_rss_kib: Option<u64>,
 }
 
 impl Row {
@@ -170,6 +174,7 @@ impl Row {
             "wall_s": self.wall_s, "executions_per_s": self.rate(),
             "us_per_event": self.us_per_event(),
             "peak_rss_kib": self.peak_rss_kib,
+            "worker_peak_rss_kib": self.worker_rss_kib,
         })
     }
 }
@@ -277,7 +282,7 @@ fn main() {
         .filter(|p| filters.is_empty() || filters.iter().any(|f| p.name().contains(f.as_str())))
         .collect();
     println!(
-        "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9} {:>10} {:>8} {:>9}{}",
+        "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9} {:>10} {:>8} {:>9} {:>10}{}",
         "program",
         "model",
         "verdict",
@@ -287,6 +292,7 @@ fn main() {
         "execs/s",
         "us/event",
         "RSS KiB",
+        "worker KiB",
         if before.is_empty() { "" } else { "   speed-up" }
     );
     let mut rows = Vec::new();
@@ -319,6 +325,7 @@ fn main() {
                 events: report["events"].as_u64().unwrap_or(0),
                 wall_s: wall,
                 peak_rss_kib: rss,
+                worker_rss_kib: report["worker_peak_rss_kib"].as_u64(),
             };
             let wrong = row.expected.is_some_and(|e| e != row.verdict);
             mismatches += wrong as usize;
@@ -327,7 +334,7 @@ fn main() {
                 .map(|b| format!("   {:>7.2}x", row.rate() / b.max(1e-9)))
                 .unwrap_or_default();
             println!(
-                "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9.3} {:>10.0} {:>8.2} {:>9}{speedup}{}",
+                "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9.3} {:>10.0} {:>8.2} {:>9} {:>10}{speedup}{}",
                 row.name,
                 row.model,
                 row.verdict,
@@ -337,6 +344,8 @@ fn main() {
                 row.rate(),
                 row.us_per_event(),
                 row.peak_rss_kib,
+                row.worker_rss_kib
+                    .map_or_else(|| "-".to_string(), |k| k.to_string()),
                 if wrong { "   WRONG VERDICT" } else { "" }
             );
             rows.push(row);

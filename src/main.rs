@@ -504,6 +504,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         shard: cli.shard.map(|s| (s.index + 1, s.count)),
         executor,
         engine,
+        worker_rss_kib: target::in_worker::worker_peak_kib().filter(|_| engine == "worker"),
     };
     // Save the schedule of each distinct error (not when replaying one).
     let mut saved = Vec::new();

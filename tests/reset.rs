@@ -80,6 +80,9 @@ fn both_executors(name: &str, model: &str, extra: &[&str], verdict: &str, execut
             );
             assert_eq!(field(r, "executor"), mode.executor(), "{ctx}");
             assert_eq!(field(r, "engine"), mode.engine(), "{ctx}");
+            // the exploration's memory is the worker's when the engine runs there
+            let worker_kib = field(r, "worker_peak_rss_kib").as_u64();
+            assert_eq!(worker_kib.is_some_and(|k| k > 0), mode == Worker, "{ctx}");
             assert_eq!(r.verdict(), verdict, "{ctx}");
             assert_eq!(r.executions(), executions, "{ctx}");
             for f in ["blocked", "bounded", "events"] {

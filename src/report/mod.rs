@@ -469,6 +469,9 @@ pub fn json(
         "executor": part.executor,
         "engine": part.engine,
     });
+    if let Some(kib) = part.worker_rss_kib {
+        o["worker_peak_rss_kib"] = json!(kib);
+    }
     if let Some((k, n)) = part.shard {
         o["shard"] = json!(format!("{k}/{n}"));
     }
@@ -505,6 +508,8 @@ pub struct Part {
     /// Where the engine ran: "worker" (inside the program's worker process,
     /// `target::in_worker`) or "checker".
     pub engine: &'static str,
+    /// With the engine in the worker: the worker's peak resident memory (KiB).
+    pub worker_rss_kib: Option<u64>,
 }
 
 /// The closing lines of a text report.

@@ -57,6 +57,22 @@ pub fn hang_signal() -> i32 {
     libc::SIGRTMAX()
 }
 
+/// The highest peak resident memory of a worker whose engine explored, in KiB.
+static WORKER_PEAK_KIB: AtomicU64 = AtomicU64::new(0);
+
+/// The peak resident memory of the workers whose engine explored (KiB; the highest of them),
+/// if any did: the exploration's state lives there, not in the checker.
+pub fn worker_peak_kib() -> Option<u64> {
+    Some(WORKER_PEAK_KIB.load(SeqCst)).filter(|&k| k > 0)
+}
+
+/// `VmHWM` of process `pid`, in KiB.
+fn peak_rss_kib(pid: i32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// The build of the checker, to refuse an engine library left from another one.
 pub const BUILD_ID: &str = env!("SMC_BUILD_ID");
 
@@ -643,6 +659,10 @@ impl NativeTarget {
         self.ch.explore_cmd().store(0, SeqCst);
         if self.ch.wait_status() != 0 || garbled {
             return Ok(None);
+        }
+        // the worker waits for its next command: its peak so far is the exploration's
+        if let Some(kib) = peak_rss_kib(self.ch.child_pid()) {
+            WORKER_PEAK_KIB.fetch_max(kib, SeqCst);
         }
         Ok(self.area.as_ref().and_then(Area::get))
     }
