@@ -369,3 +369,21 @@ fn both_executors_agree_on_every_test_program() {
         }
     }
 }
+
+#[test]
+fn a_hang_ends_its_execution_with_the_engine_in_the_worker_too() {
+    // a thread sleeps in the kernel: the checker's engine kills the worker after the time
+    // limit; with the engine inside the worker, the checker's signal makes the worker end that
+    // execution as a hang itself, and its engine reports it
+    let scratch = Scratch::new("reset-hang");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/robustness/sleeps_forever.c");
+    let bin = compile(&scratch, &src, "gcc", &["-O1"]);
+    for mode in MODES {
+        let extra = ["--exec-timeout", "0.3", "--keep-going"];
+        let r = check_with(&scratch, &bin, "sc", mode, &extra);
+        let ctx = format!("{mode:?}: {}\n{}{}", r.command, r.stdout, r.stderr);
+        assert_eq!((r.verdict(), r.executions()), ("error", 1), "{ctx}");
+        assert_eq!(r.error_kind(), Some("hang"), "{ctx}");
+        assert_eq!(field(&r, "engine"), mode.engine(), "{ctx}");
+    }
+}
