@@ -9,8 +9,8 @@
 //! exploration (`explore_cmd`), and waits; the worker answers with the statistics, the
 //! observations and the schedule of each error, which the checker replays to report them as
 //! usual. Whatever the worker cannot do (a library of another build, an execution that must end
-//! the worker, a hang, a crash of the engine itself) makes it answer nothing usable, and the
-//! checker explores by itself from the start.
+//! the worker, the death of the worker, an engine that does not answer) makes the checker
+//! explore that part by itself, from the start; a hang is an error like any other.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -38,7 +38,7 @@ pub struct EngineOps {
     pub channel: *mut u8,
     pub channel_size: u64,
     /// Start an execution; 0 when every thread waits at a visible operation, 1 when it is
-    /// over already, 2 when it ended on the checker's hang signal ([`HANG_SIGNAL`]), negative
+    /// over already, 2 when it ended on the checker's hang signal ([`hang_signal`]), negative
     /// when this worker cannot run another.
     pub begin: extern "C" fn() -> i32,
     /// Let the threads whose go is set run: as `begin`.
