@@ -3,7 +3,7 @@
 //! sets, Abdulla et al. POPL 2014, Algorithm 1).
 //!
 //! Architecture invariant: the engine does no I/O and knows nothing of processes; it sees the
-//! program only through [`Executor`] and the memory model only through [`Model`].
+//! program only through [`Executor`] and the memory model only through [`Model`](crate::model::Model).
 
 pub mod buffer;
 mod dpor;
