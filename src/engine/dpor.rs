@@ -474,6 +474,31 @@ impl Run {
         }
     }
 
+    /// Whether `t` is in [`Run::enabled`], without building the set (a replayed step asks
+    /// only this, and most steps are replayed).
+    fn is_enabled(&self, t: ThreadId) -> bool {
+        let ok = |t: ThreadId| {
+            self.threads
+                .get(t.index())
+                .and_then(|th| th.pending)
+                .is_some_and(|p| {
+                    self.sync.enabled(t, &p.op, self.join_target(&p.op))
+                        && !self.awaiting(t)
+                        && self.buffer_allows(t, &p.op)
+                })
+        };
+        let yes = ok(t)
+            && match self.sync.atomic_owner {
+                // inside an atomic section only its thread runs, if it can
+                Some(owner) if self.owner_of(t) != owner => !(0..self.threads.len())
+                    .map(|i| ThreadId(i as u32))
+                    .any(|u| self.owner_of(u) == owner && ok(u)),
+                _ => true,
+            };
+        debug_assert_eq!(yes, self.enabled().contains(&t));
+        yes
+    }
+
     fn enabled_but_awaiting(&self, t: ThreadId) -> bool {
         self.threads
             .get(t.index())
@@ -578,7 +603,6 @@ impl Explorer<'_> {
                 exec.end()?;
                 return Ok((RunEnd::Bounded, run));
             }
-            let enabled = run.enabled();
             let t = if pos < self.nodes.len() {
                 let t = self.nodes[pos].chosen;
                 let pending_op = run
@@ -596,7 +620,7 @@ impl Explorer<'_> {
                 // Await detection is only a hint that a spin would repeat itself: its hash can
                 // take in dead values the runtime's own calls leave behind, which differ between
                 // runs. A replay follows the recorded choice whatever the hint says now.
-                if !(enabled.contains(&t) || run.enabled_but_awaiting(t)) || node.op != pending_op {
+                if !(run.is_enabled(t) || run.enabled_but_awaiting(t)) || node.op != pending_op {
                     exec.end()?;
                     return Err(ExecError::Fatal(format!(
                         "the program behaved differently when replayed at event {} (thread {t}); \
@@ -606,6 +630,7 @@ impl Explorer<'_> {
                 }
                 t
             } else {
+                let enabled = run.enabled();
                 let awake: Vec<ThreadId> = enabled
                     .iter()
                     .copied()
