@@ -66,6 +66,19 @@ pub fn worker_peak_kib() -> Option<u64> {
     Some(WORKER_PEAK_KIB.load(SeqCst)).filter(|&k| k > 0)
 }
 
+/// Whether process `pid` has a fatal signal pending (the kernel marks a process that a signal
+/// kills with a pending SIGKILL at once, before it runs to exit).
+fn dying(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigPnd:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|m| m & (1 << (libc::SIGKILL - 1)) != 0)
+}
+
 /// `VmHWM` of process `pid`, in KiB.
 fn peak_rss_kib(pid: i32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -657,6 +670,22 @@ impl NativeTarget {
         }
         self.in_exec = false;
         self.ch.explore_cmd().store(0, SeqCst);
+        let answer = self.area.as_ref().and_then(Area::get);
+        if answer.as_ref().is_some_and(|v| v.get("fatal").is_some()) {
+            return Ok(answer); // a channel the program overwrote: nothing else counts
+        }
+        // A program that kills the fork server (its parent) may still see its worker finish
+        // the exploration: that is the same error as when the checker's engine sees it die.
+        if dying(self.server.id()) {
+            let st = self
+                .server
+                .wait()
+                .map_err(|e| ExecError::Fatal(e.to_string()))?;
+            return Err(super::server_died(st));
+        }
+        if let Ok(Some(st)) = self.server.try_wait() {
+            return Err(super::server_died(st));
+        }
         if self.ch.wait_status() != 0 || garbled {
             return Ok(None);
         }
@@ -664,6 +693,6 @@ impl NativeTarget {
         if let Some(kib) = peak_rss_kib(self.ch.child_pid()) {
             WORKER_PEAK_KIB.fetch_max(kib, SeqCst);
         }
-        Ok(self.area.as_ref().and_then(Area::get))
+        Ok(answer)
     }
 }
