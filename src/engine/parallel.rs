@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex};
 
-use super::{explore, explore_part, Config, ExecError, Executor, Outcome, Split, Stats, Step};
+use super::{explore_part, Config, ExecError, Executor, Outcome, Progress, Split, Stats, Step};
 use crate::model::Model;
 
 /// Leaves of the split top per shard, as estimated from the branching along one path (the real
@@ -57,10 +57,7 @@ pub fn explore_jobs<E: Executor + Send>(
         leaves,
     } = jobs;
     if jobs <= 1 && shard.is_none() {
-        if let Some(o) = first.explore_inside(model, cfg, None, &mut |s| progress(s))? {
-            return Ok(o);
-        }
-        return explore(first, model, cfg, &mut |s| progress(s));
+        return explore_through(first, model, cfg, &mut |s| progress(s), None);
     }
     // Leaves and the worker that claimed each: a worker whose engine inside the program gave
     // up explores its part again through the checker, and claims its own leaves again.
@@ -98,10 +95,7 @@ pub fn explore_jobs<E: Executor + Send>(
             claim: &claim,
             on_split: &on_split,
         };
-        let r = match exec.explore_inside(model, cfg, Some(&split), &mut each) {
-            Ok(None) => explore_part(exec, model, cfg, &mut each, Some(&split)),
-            r => r.map(|o| o.unwrap_or_default()),
-        };
+        let r = explore_through(exec, model, cfg, &mut each, Some(&split));
         if r.as_ref()
             .map_or(true, |o| o.error.is_some() && !cfg.keep_going)
         {
@@ -141,6 +135,21 @@ pub fn explore_jobs<E: Executor + Send>(
     // in the order one worker walking the leaves one after another would have met them
     outcome.errors.sort_by_key(|(cx, _)| cx.found);
     Ok(outcome)
+}
+
+/// Explore (`split`: this worker's part) inside the program's process if `exec` can, else
+/// through it.
+fn explore_through(
+    exec: &mut dyn Executor,
+    model: &dyn Model,
+    cfg: &Config,
+    progress: Progress,
+    split: Option<&Split>,
+) -> Result<Outcome, ExecError> {
+    match exec.explore_inside(model, cfg, split, progress)? {
+        Some(o) => Ok(o),
+        None => explore_part(exec, model, cfg, progress, split),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

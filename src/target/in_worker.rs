@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 use super::read::{ChannelReader, CORRUPTED};
 use super::{interrupted, NativeTarget};
-use crate::channel::{futex_wait, futex_wake, memfd, slot_state, Channel};
+use crate::channel::{futex_wait, futex_wake, memfd, Channel};
 use crate::engine::{
     self, Config, ExecError, Executor, Observation, Outcome, Progress, Reply, Snapshot, Split,
     Stats, Step,
@@ -66,24 +66,24 @@ pub fn worker_peak_kib() -> Option<u64> {
     Some(WORKER_PEAK_KIB.load(SeqCst)).filter(|&k| k > 0)
 }
 
+/// The first word of field `name` (with its colon) in `/proc/PID/status`.
+fn status_field(pid: u32, name: &str) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rest = status.lines().find_map(|l| l.strip_prefix(name))?;
+    rest.split_whitespace().next().map(str::to_string)
+}
+
 /// Whether process `pid` has a fatal signal pending (the kernel marks a process that a signal
 /// kills with a pending SIGKILL at once, before it runs to exit).
 fn dying(pid: u32) -> bool {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
-        return false;
-    };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigPnd:"))
-        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+    status_field(pid, "SigPnd:")
+        .and_then(|m| u64::from_str_radix(&m, 16).ok())
         .is_some_and(|m| m & (1 << (libc::SIGKILL - 1)) != 0)
 }
 
 /// `VmHWM` of process `pid`, in KiB.
-fn peak_rss_kib(pid: i32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    status_field(pid, "VmHWM:")?.parse().ok()
 }
 
 /// The build of the checker, to refuse an engine library left from another one.
@@ -323,11 +323,8 @@ impl WorkerExecutor<'_> {
             }
             2 => {
                 self.in_exec = false;
-                let n = self.reader().nthreads()?;
-                let slot = (0..n)
-                    .find(|&i| self.ch.slot_state(i).load(SeqCst) == slot_state::RUNNING)
-                    .unwrap_or(0);
-                Err(ExecError::Timeout { slot: slot as u32 })
+                let slot = self.reader().running_slot()?;
+                Err(ExecError::Timeout { slot })
             }
             _ => {
                 self.in_exec = false;
@@ -648,12 +645,7 @@ impl NativeTarget {
             } else if !last.2 && last.1.elapsed() > self.timeout {
                 // a thread runs without a visible operation: the worker ends its execution
                 // as a hang, as the checker would
-                let pid = self.ch.child_pid();
-                if pid > 1 && pid as u32 != self.server.id() {
-                    // SAFETY: plain syscall on the worker, which the fork server has not
-                    // reaped (exec_done does not answer the command yet)
-                    unsafe { libc::kill(pid, hang_signal()) };
-                }
+                self.signal_execution(hang_signal());
                 last = (steps, Instant::now(), true);
             }
             let stuck = last.2 && last.1.elapsed() > grace;
@@ -690,7 +682,7 @@ impl NativeTarget {
             return Ok(None);
         }
         // the worker waits for its next command: its peak so far is the exploration's
-        if let Some(kib) = peak_rss_kib(self.ch.child_pid()) {
+        if let Some(kib) = peak_rss_kib(self.ch.child_pid() as u32) {
             WORKER_PEAK_KIB.fetch_max(kib, SeqCst);
         }
         Ok(answer)

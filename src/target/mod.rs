@@ -209,13 +209,12 @@ impl NativeTarget {
         let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
         let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
-        let area = match &opts.engine {
-            Some(_) => Some(
-                in_worker::Area::create()
-                    .map_err(|e| format!("cannot create the engine's shared area: {e}"))?,
-            ),
-            None => None,
-        };
+        let area = opts
+            .engine
+            .as_ref()
+            .map(|_| in_worker::Area::create())
+            .transpose()
+            .map_err(|e| format!("cannot create the engine's shared area: {e}"))?;
         let mut cmd = Command::new(&exe);
         cmd.args(&opts.args)
             // Named through our pid, not /proc/self: a debugger reading the program's link
@@ -481,11 +480,9 @@ impl NativeTarget {
                 return Err(ExecError::Interrupted);
             }
             if started.elapsed() > self.timeout {
-                let slot = (0..self.reader().nthreads()?)
-                    .find(|&i| self.ch.slot_state(i).load(SeqCst) == slot_state::RUNNING)
-                    .unwrap_or(0);
+                let slot = self.reader().running_slot()?;
                 self.kill_execution()?;
-                return Err(ExecError::Timeout { slot: slot as u32 });
+                return Err(ExecError::Timeout { slot });
             }
             if let Ok(Some(st)) = self.server.try_wait() {
                 return Err(server_died(st));
@@ -500,13 +497,19 @@ impl NativeTarget {
         if !self.in_exec {
             return Ok(());
         }
+        self.signal_execution(libc::SIGKILL);
+        self.wait_done(Duration::from_secs(10))
+    }
+
+    /// Send `sig` to the execution's process (a child of our fork server, by its PID; with
+    /// coroutines the worker).
+    fn signal_execution(&self, sig: i32) {
         let pid = self.ch.child_pid();
         if pid > 1 && pid as u32 != self.server.id() {
-            // SAFETY: plain syscall on a PID the fork server has not reaped yet (exec_done is 0),
-            // so it cannot have been reused.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // SAFETY: plain syscall on a PID the fork server has not reaped yet (exec_done does
+            // not answer the command), so it cannot have been reused.
+            unsafe { libc::kill(pid, sig) };
         }
-        self.wait_done(Duration::from_secs(10))
     }
 
     fn wait_done(&mut self, limit: Duration) -> Result<(), ExecError> {

@@ -43,6 +43,13 @@ impl ChannelReader<'_> {
         Ok(n)
     }
 
+    /// The slot still running a thread (the one that hangs), 0 if none.
+    pub fn running_slot(&self) -> Result<u32, ExecError> {
+        Ok((0..self.nthreads()?)
+            .find(|&i| self.ch.slot_state(i).load(SeqCst) == slot_state::RUNNING)
+            .unwrap_or(0) as u32)
+    }
+
     pub fn snapshot(&self, done: bool) -> Result<Snapshot, ExecError> {
         if !self.ch.intact() {
             return Err(corrupted("header"));
