@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 7
+#define SMC_CHANNEL_VERSION 8
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -153,6 +153,11 @@ struct smc_script_step {
     uint64_t reply;  /* as smc_slot.reply */
     uint64_t patch_mask;
     uint64_t addr;   /* commit: where the bytes go */
+    /* run: the pending event the slot must be stopped at, as the previous execution had it
+     * (pc, and the address it accesses or the object it acts on; 0: not checked); a slot
+     * stopped elsewhere ends the script there: the program behaves differently */
+    uint64_t expect_pc;
+    uint64_t expect_addr;
     uint8_t bytes[SMC_MAX_ACCESS]; /* the load's patch, or the commit's bytes */
 };
 
@@ -263,11 +268,15 @@ struct smc_header {
     uint64_t out_len;
     /* Scripted replay: the first steps of an execution, decided in the previous one, which the
      * runtime runs without a round trip to the supervisor per step. Before each step it logs
-     * the slots the step before changed; the state after the last step it ran is the live one. */
+     * the slots the step before changed (if asked); the state after the last step it ran is
+     * the live one. */
     uint32_t script_len;  /* supervisor: steps in `script` (0: none) */
     uint32_t script_done; /* runtime: steps it has let run */
     uint32_t log_len;     /* runtime: entries in `log` */
     uint32_t log_threads; /* runtime: slots logged so far */
+    uint32_t script_logged; /* supervisor: 1 to log the states (the engine asks for each step
+                             * then), 0 when the engine restored its own state after the script */
+    uint32_t pad4;
     struct smc_script_step script[SMC_MAX_SCRIPT];
     struct smc_log_entry log[SMC_MAX_LOG];
 };

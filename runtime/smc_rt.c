@@ -60,12 +60,16 @@ static struct coro {
     uint64_t sp, fs;
     int waiting; /* suspended in wait_go: the host may resume it once its go is set */
     void *ret;   /* what the thread returned, for pthread_join */
+    /* its stack: where it starts, where it ends, and the deepest stop on it since it was last
+     * cleared (0: clean) */
+    uint64_t top, floor, low;
 } g_co[SMC_MAX_THREADS];
 static uint64_t g_host_sp;  /* the worker's loop, on the process's own stack */
 static int g_cur = -1;      /* the coroutine running, -1 for the host */
 static int g_resume = -1;   /* who runs next when the current one waits: a creator whose child
                              * has announced its first event */
 static int g_exec_over, g_exec_status, g_exec_flush;
+static int g_all_waiting;   /* every thread of the execution waits: the host takes it from here */
 static int g_exit_for_real; /* the execution must end with exit() (exit handlers in libc's list) */
 static pid_t g_worker_pid;  /* this worker's process id, 0 outside a worker */
 static int g_nexit_handlers; /* exit handlers the worker keeps for the execution (below) */
@@ -312,7 +316,7 @@ static int run_script(void) {
     uint32_t len = LOAD(&ch->script_len);
     if (len > SMC_MAX_SCRIPT) len = SMC_MAX_SCRIPT;
     for (uint32_t k = ch->script_done; k < len; k = ch->script_done) {
-        if (!log_epoch(k)) return 0;
+        if (ch->script_logged && !log_epoch(k)) return 0;
         const struct smc_script_step *st = &ch->script[k];
         if (st->slot == SMC_SCRIPT_COMMIT) {
             commit_bytes(st->addr, st->bytes, st->size);
@@ -322,6 +326,8 @@ static int run_script(void) {
         if (st->slot >= LOAD(&ch->nthreads) || LOAD(&ch->slots[st->slot].state) != SMC_SLOT_STOPPED)
             return 0; /* not what the previous execution did: the supervisor will see why */
         struct smc_slot *s = &ch->slots[st->slot];
+        if ((st->expect_pc && s->pc != st->expect_pc) || (st->expect_addr && s->addr != st->expect_addr))
+            return 0;
         s->reply = st->reply;
         s->patch_mask = st->patch_mask;
         if (st->patch_mask) memcpy(s->patch, st->bytes, sizeof s->patch);
@@ -338,6 +344,13 @@ static int run_script(void) {
  * `running` is 0 for a moment between two scripted steps too; the supervisor takes it for a
  * stop only once script_len is 0 again. */
 static void all_waiting(void) {
+    if (g_coroutines) {
+        /* the host goes on (co_run_ready): what runs on the program's stacks is then the same
+         * whether the next step is scripted or not, and so are the await hashes of its loads,
+         * which take in the stack below the stack pointer */
+        g_all_waiting = 1;
+        return;
+    }
     if (LOAD(&ch->script_len) && run_script()) return;
     STORE(&ch->script_len, 0);
     notify_supervisor();
@@ -349,6 +362,10 @@ static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t si
                          uint64_t pc, uint64_t hash, uint32_t site) {
     struct smc_slot *s = &ch->slots[t_slot];
     int saved_errno = errno; /* the program's, and the wait makes system calls */
+    if (g_coroutines) {
+        uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+        if (!g_co[t_slot].low || here < g_co[t_slot].low) g_co[t_slot].low = here;
+    }
     undo_tentative(s);
     publish_prev(s);
     s->op = op;
@@ -1139,15 +1156,33 @@ static void __attribute__((noreturn)) co_thread(void) {
     co_thread_exit();
 }
 
+/* Zero what the last execution left on a coroutine's stack: the await hash of a load takes in
+ * stack words near the stack pointer that the program may not have written in this execution,
+ * and must not depend on what earlier executions left there (an execution that replays an
+ * earlier one's prefix must see the same hashes: the engine compares them with that one's). The
+ * margin covers what the stop's own callees write below it. */
+static void clear_stack(struct coro *c) {
+    if (!c->low) return;
+    uint64_t lo = c->low > c->floor + 4096 ? c->low - 4096 : c->floor;
+    if (lo < c->top) memset((void *)(uintptr_t)lo, 0, c->top - lo);
+    c->low = 0;
+}
+
 /* Start an execution: main as coroutine 0, run until it waits. */
 static void co_start(void) {
     g_exec_over = 0;
     g_exiting = 0;
+    g_all_waiting = 0;
     g_nexit_handlers = 0; /* a crashed or aborted execution's never ran */
     co_thread_reset();
     g_resume = -1;
-    for (int i = 0; i < SMC_MAX_THREADS; i++) g_co[i].waiting = 0;
+    for (int i = 0; i < SMC_MAX_THREADS; i++) {
+        g_co[i].waiting = 0;
+        clear_stack(&g_co[i]);
+    }
     g_co[0].fs = smc_tls.main_tp;
+    g_co[0].top = g_start[0].stack_hi;
+    g_co[0].floor = g_start[0].stack_lo;
     g_co[0].sp = smc_coro_frame(g_start[0].stack_hi, co_main);
     co_switch(0);
 }
@@ -1168,6 +1203,12 @@ static int co_run_ready(int *ran) {
             co_switch(next);
             *ran = 1;
             continue;
+        }
+        if (g_all_waiting) {
+            g_all_waiting = 0;
+            if (LOAD(&ch->script_len) && !LOAD(&ch->running) && run_script()) continue;
+            STORE(&ch->script_len, 0);
+            notify_supervisor();
         }
         if (exited == n) { /* main left by pthread_exit, and the last thread has exited */
             g_exec_over = 1;
@@ -1381,6 +1422,8 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     __atomic_add_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
     if (g_coroutines) {
         g_co[n].fs = tp;
+        g_co[n].top = sp_top;
+        g_co[n].floor = a->stack_lo;
         g_co[n].sp = smc_coro_frame(sp_top, co_thread);
         g_co[n].ret = NULL;
         *t = (pthread_t)tp; /* what pthread_self() says in it */

@@ -277,6 +277,30 @@ impl Op {
         }
     }
 
+    /// The address the operation accesses or the object it acts on.
+    pub fn location(&self) -> Option<u64> {
+        use Op::*;
+        match *self {
+            MutexLock { obj }
+            | MutexTryLock { obj }
+            | MutexUnlock { obj }
+            | RwRdLock { obj, .. }
+            | RwWrLock { obj, .. }
+            | RwUnlock { obj }
+            | BarrierInit { obj, .. }
+            | BarrierWait { obj }
+            | BarrierLeave { obj }
+            | SemInit { obj, .. }
+            | SemWait { obj, .. }
+            | SemPost { obj } => Some(obj.0),
+            CondWait { cond, .. }
+            | CondReacquire { cond, .. }
+            | CondSignal { cond }
+            | CondBroadcast { cond } => Some(cond.0),
+            _ => self.data().map(|(a, _)| a.0),
+        }
+    }
+
     /// Short name of the operation kind, as shown in traces and JSON.
     pub fn kind_name(&self) -> &'static str {
         use Op::*;

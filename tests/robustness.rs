@@ -319,6 +319,12 @@ const CORPUS: &[Case] = &[
         "Assertion `counter == 2' failed",
     ),
     case(
+        Program("differs_each_run", &[]),
+        &[],
+        2,
+        "the program behaved differently when replayed",
+    ),
+    case(
         Program("reads_stdin", &[]),
         &[],
         1,

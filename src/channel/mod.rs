@@ -14,7 +14,7 @@ use memmap2::MmapMut;
 use crate::event::{FenceKind, Op, Pending, TargetAddr};
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -181,6 +181,8 @@ pub struct ScriptStep {
     pub reply: u64,
     pub patch_mask: u64,
     pub addr: u64,
+    pub expect_pc: u64,
+    pub expect_addr: u64,
     pub bytes: [u8; MAX_ACCESS],
 }
 
@@ -242,6 +244,8 @@ pub struct Header {
     pub script_done: u32,
     pub log_len: u32,
     pub log_threads: u32,
+    pub script_logged: u32,
+    pub pad4: u32,
     pub script: [ScriptStep; MAX_SCRIPT],
     pub log: [LogEntry; MAX_LOG],
 }
@@ -443,18 +447,32 @@ impl Channel {
         }
     }
 
-    /// Give the runtime the first steps of the next execution (at most MAX_SCRIPT of them).
-    pub fn set_script(&self, steps: &[crate::engine::ScriptStep]) {
+    /// Give the runtime the first steps of the next execution (at most MAX_SCRIPT of them);
+    /// `logged`: it logs the state before each step, for the engine to read back.
+    /// Returns how many steps it was given.
+    pub fn set_script<'a>(
+        &self,
+        steps: impl IntoIterator<Item = &'a crate::engine::ScriptStep>,
+        logged: bool,
+    ) -> usize {
         use crate::engine::ScriptStep as S;
-        let n = steps.len().min(MAX_SCRIPT);
+        let mut n = 0;
         // SAFETY: no process of an execution exists while the supervisor writes the script.
         unsafe {
             let h = self.header_ptr();
-            for (k, step) in steps[..n].iter().enumerate() {
+            for (k, step) in steps.into_iter().take(MAX_SCRIPT).enumerate() {
+                n = k + 1;
                 let w = std::ptr::addr_of_mut!((*h).script[k]);
                 match step {
-                    S::Run { slot, reply } => {
+                    S::Run {
+                        slot,
+                        reply,
+                        pc,
+                        addr,
+                    } => {
                         (*w).slot = *slot;
+                        (*w).expect_pc = *pc;
+                        (*w).expect_addr = *addr;
                         (*w).reply = reply.value;
                         let (mask, bytes) = reply.patch.unwrap_or((0, [0; MAX_ACCESS]));
                         (*w).patch_mask = mask;
@@ -474,8 +492,10 @@ impl Channel {
             (*h).script_done = 0;
             (*h).log_len = 0;
             (*h).log_threads = 0;
+            (*h).script_logged = logged as u32;
             (*h).script_len = n as u32;
         }
+        n
     }
 
     /// Whether the runtime is still running a script (it sets script_len to 0 when done).

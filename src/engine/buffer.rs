@@ -34,7 +34,7 @@ impl Entry {
 /// The key of an updater: 0 under TSO, the location under PSO.
 pub type UpdaterKey = u64;
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Buffers {
     kind: Option<BufferKind>,
     bound: Option<usize>,

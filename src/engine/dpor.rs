@@ -157,7 +157,7 @@ struct ThreadRun {
     epoch_clocks: Vec<Clock>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct LocHistory {
     last_write: Option<usize>,
     /// Latest read of each thread (a later write is ordered after those of other owners).
@@ -203,9 +203,19 @@ struct Explorer<'a> {
     hand_over: bool,
     /// Sharing the exploration with other workers.
     split: Option<Splitting<'a>>,
-    /// The last execution's state, kept for its allocations.
+    /// The last execution's state, kept for its allocations and its trace.
     spare: Option<Run>,
+    /// States at positions of the current path (in order; each without its trace, which every
+    /// execution through that position shares), where the next executions restore the engine
+    /// instead of recording the prefix they repeat again ([`Explorer::fast_forward`]).
+    checkpoints: Vec<(usize, Run)>,
+    /// How many steps the executor can carry out by itself (0: none; no checkpoints then).
+    max_prefix: usize,
 }
+
+/// Checkpoints are taken at every position while they are small, further apart as the state
+/// and the position grow: about this many location and thread entries in all.
+const CHECKPOINT_BUDGET: usize = 1 << 18;
 
 /// A worker's part of a split exploration ([`Split`]).
 struct Splitting<'a> {
@@ -254,6 +264,8 @@ pub fn explore_part(
             current: 0,
         }),
         spare: None,
+        checkpoints: Vec::new(),
+        max_prefix: 0,
     };
     explore_from(x, exec, cfg, progress, false)
 }
@@ -277,6 +289,8 @@ pub fn replay(
         hand_over,
         split: None,
         spare: None,
+        checkpoints: Vec::new(),
+        max_prefix: 0,
     };
     for s in schedule {
         let chosen = x.names.intern_path(&s.thread);
@@ -303,6 +317,9 @@ fn explore_from(
     once: bool,
 ) -> Result<Outcome, ExecError> {
     let mut o = Outcome::default();
+    if !once {
+        x.max_prefix = exec.max_prefix();
+    }
     loop {
         let (end, run) = x.run_one(exec)?;
         let end = x.settle_leaf(&run, end);
@@ -386,6 +403,34 @@ impl Run {
             flushing: None,
             claimed: false,
         }
+    }
+
+    /// This state without its trace, to restore at its position later.
+    fn checkpoint(&self) -> Run {
+        Run {
+            sync: self.sync.clone(),
+            slot_tid: self.slot_tid.clone(),
+            threads: self.threads.clone(),
+            trace: Vec::new(),
+            locs: self.locs.clone(),
+            process_exit: self.process_exit,
+            buffers: self.buffers.clone(),
+            flushing: self.flushing.clone(),
+            claimed: self.claimed,
+        }
+    }
+
+    /// Whether the threads of `snap` wait where they waited in this state.
+    fn waits_as(&self, snap: &Snapshot) -> bool {
+        snap.ended.is_none()
+            && snap.slots.len() == self.slot_tid.len()
+            && snap.slots.iter().zip(&self.slot_tid).all(|(view, t)| {
+                let pending = self.threads[t.index()].pending;
+                match &view.state {
+                    SlotState::Stopped(p) => pending.is_some_and(|q| q.op == p.op && q.pc == p.pc),
+                    SlotState::Exited => pending.is_none(),
+                }
+            })
     }
 
     /// A fresh state that keeps this one's trace and location table allocations.
@@ -567,23 +612,31 @@ impl Run {
 impl Explorer<'_> {
     /// Run one execution along the tree's prefix and then onwards.
     fn run_one(&mut self, exec: &mut dyn Executor) -> Result<(RunEnd, Run), ExecError> {
-        let mut run = match self.spare.take() {
-            Some(old) => old.recycled(self.model),
-            None => Run::new(self.model),
-        };
         // the positions before replay_until repeat the last execution's decisions
-        let script: Vec<ScriptStep> = self.nodes[..self.replay_until.min(self.nodes.len())]
-            .iter()
-            .map_while(|n| n.step.clone())
-            .collect();
-        exec.script(script);
-        let mut snap = match exec.begin() {
-            Err(ExecError::Timeout { .. }) => {
-                return Ok((self.timed_out(&run, ThreadId::MAIN), run))
+        let replayed = self.replay_until.min(self.nodes.len());
+        let valid = self.checkpoints.partition_point(|(p, _)| *p <= replayed);
+        self.checkpoints.truncate(valid);
+        let mut spare = self.spare.take();
+        let (mut run, mut snap, mut pos) = match self.fast_forward(exec, &mut spare)? {
+            Some(at) => at,
+            None => {
+                let run = match spare {
+                    Some(old) => old.recycled(self.model),
+                    None => Run::new(self.model),
+                };
+                let script: Vec<ScriptStep> = self.nodes[..replayed]
+                    .iter()
+                    .map_while(|n| n.step.clone())
+                    .collect();
+                exec.script(script);
+                match exec.begin() {
+                    Err(ExecError::Timeout { .. }) => {
+                        return Ok((self.timed_out(&run, ThreadId::MAIN), run))
+                    }
+                    r => (run, r?, 0),
+                }
             }
-            r => r?,
         };
-        let mut pos = 0usize;
         let mut sleep: Vec<(ThreadId, Event)> = Vec::new();
         loop {
             self.absorb(&mut run, &snap);
@@ -603,6 +656,7 @@ impl Explorer<'_> {
                 exec.end()?;
                 return Ok((RunEnd::Bounded, run));
             }
+            self.take_checkpoint(&run, pos);
             let t = if pos < self.nodes.len() {
                 let t = self.nodes[pos].chosen;
                 let pending_op = run
@@ -622,11 +676,7 @@ impl Explorer<'_> {
                 // runs. A replay follows the recorded choice whatever the hint says now.
                 if !(run.is_enabled(t) || run.enabled_but_awaiting(t)) || node.op != pending_op {
                     exec.end()?;
-                    return Err(ExecError::Fatal(format!(
-                        "the program behaved differently when replayed at event {} (thread {t}); \
-                         it depends on something the checker does not control (time, randomness, input)",
-                        pos + 1
-                    )));
+                    return Err(diverged(pos, t));
                 }
                 t
             } else {
@@ -700,7 +750,12 @@ impl Explorer<'_> {
             let slot = run.threads[t.index()].slot;
             let reply = Reply { value, patch };
             let stepped = exec.step(slot, &reply);
-            self.nodes[pos].step = Some(ScriptStep::Run { slot, reply });
+            self.nodes[pos].step = Some(ScriptStep::Run {
+                slot,
+                reply,
+                pc: pending.pc,
+                addr: pending.op.location().unwrap_or(0),
+            });
             let mut ev = Event::from_pending(t, &pending);
             ev.reply = value;
             ev.wrote = wrote;
@@ -724,6 +779,66 @@ impl Explorer<'_> {
             self.record(&mut run, ev, pos >= self.replay_until, false);
             sleep = self.child_sleep(&run, pos, t, &run.trace[pos].ev);
             pos += 1;
+        }
+    }
+
+    /// Start the execution at the deepest checkpoint of the prefix it repeats, the executor
+    /// carrying out the steps before it by itself: the engine's state there (the trace up to
+    /// there taken from the last execution, `spare`), the live snapshot and the position.
+    /// None when there is no such checkpoint or the executor cannot: the execution then
+    /// starts from the start.
+    fn fast_forward(
+        &mut self,
+        exec: &mut dyn Executor,
+        spare: &mut Option<Run>,
+    ) -> Result<Option<(Run, Snapshot, usize)>, ExecError> {
+        let Some(&(at, _)) = self.checkpoints.last() else {
+            return Ok(None);
+        };
+        // (asked again: an executor may lose the ability, a worker that falls back to forks)
+        let usable = at > 0
+            && at <= exec.max_prefix()
+            && spare.as_ref().is_some_and(|r| r.trace.len() >= at)
+            && self.nodes[..at].iter().all(|n| n.step.is_some());
+        if !usable {
+            return Ok(None);
+        }
+        let mut steps = self.nodes[..at].iter().filter_map(|n| n.step.as_ref());
+        let (snap, ran) = match exec.begin_after(&mut steps) {
+            // a step ran out of time where it did not before: run it step by step
+            Err(ExecError::Timeout { .. }) => return Ok(None),
+            r => r?,
+        };
+        let saved = &self.checkpoints.last().expect("a checkpoint").1;
+        if ran < at || !saved.waits_as(&snap) {
+            exec.end()?;
+            return Err(diverged(ran, self.nodes[ran].chosen));
+        }
+        let mut run = saved.checkpoint();
+        // past the split top (which may have been set after the checkpoint was taken)
+        run.claimed = self.top_depth().is_some_and(|d| d < at);
+        let mut trace = std::mem::take(&mut spare.as_mut().expect("a last execution").trace);
+        trace.truncate(at);
+        run.trace = trace;
+        // the pending events as they are now (their await hashes may differ between runs)
+        for (view, t) in snap.slots.iter().zip(&run.slot_tid) {
+            if let SlotState::Stopped(p) = view.state {
+                run.threads[t.index()].pending = Some(p);
+            }
+        }
+        Ok(Some((run, snap, at)))
+    }
+
+    /// Keep the state at `pos` for the executions that will branch there or after it: at
+    /// every position while the states are small, further apart as they grow.
+    fn take_checkpoint(&mut self, run: &Run, pos: usize) {
+        if pos == 0 || pos > self.max_prefix {
+            return;
+        }
+        let last = self.checkpoints.last().map_or(0, |(p, _)| *p);
+        let size = run.locs.len() + 8 * run.threads.len() + 8;
+        if pos > last + pos * size / CHECKPOINT_BUDGET {
+            self.checkpoints.push((pos, run.checkpoint()));
         }
     }
 
@@ -1356,6 +1471,15 @@ impl Explorer<'_> {
     }
 }
 
+/// A replay that did not meet what the execution it repeats met at event `pos + 1`.
+fn diverged(pos: usize, t: ThreadId) -> ExecError {
+    ExecError::Fatal(format!(
+        "the program behaved differently when replayed at event {} (thread {t}); \
+         it depends on something the checker does not control (time, randomness, input)",
+        pos + 1
+    ))
+}
+
 /// The first (up to) 8 bytes as a little-endian number, for reports.
 /// Name the threads of a counterexample in the order they appear in it (main first), so that
 /// the report does not depend on the order the exploration met them (replays show the same).
@@ -1566,7 +1690,7 @@ mod brute_force {
     use std::collections::BTreeSet;
 
     use super::super::mock::{load, lock, store, unlock, Mock};
-    use super::super::Config;
+    use super::super::{Config, Outcome};
     use crate::event::{Op, TargetAddr};
     use crate::model::Sc;
 
@@ -1614,6 +1738,34 @@ mod brute_force {
                 pos[t] -= 1;
                 seq.pop();
             }
+        }
+    }
+
+    /// Exploring with every step through the engine (no checkpoints restored) must give the
+    /// same as `mock` gave with its prefixes carried out alone, which it must have used.
+    pub(super) fn same_without_prefixes(
+        mock: &Mock,
+        o: &Outcome,
+        explore: impl Fn(&mut Mock) -> Outcome,
+    ) {
+        let mut stepwise = Mock::new(mock.scripts.clone(), None);
+        stepwise.buffered = mock.buffered;
+        stepwise.prefixes = false;
+        let s = explore(&mut stepwise);
+        assert_eq!(
+            (s.stats.executions, s.stats.blocked, s.stats.events),
+            (o.stats.executions, o.stats.blocked, o.stats.events),
+            "program {:?}",
+            mock.scripts
+        );
+        assert_eq!(stepwise.skipped, 0);
+        if o.stats.executions > 1 {
+            assert!(
+                mock.skipped > 0,
+                "no prefix carried out: {:?}",
+                mock.scripts
+            );
+            assert!(mock.steps < stepwise.steps);
         }
     }
 
@@ -1672,6 +1824,9 @@ mod brute_force {
                 traces.len() as u64,
                 "program {threads:?}"
             );
+            same_without_prefixes(&mock, &o, |m| {
+                super::explore(m, &Sc, &Config::default(), &mut |_| true).unwrap()
+            });
             // shared by workers (-j) and split into shards (--shard): the same executions
             let make = || Mock::new(threads.clone(), None);
             for (workers, split, by_hash) in
@@ -1821,6 +1976,9 @@ mod brute_force_buffered {
                 "{} program {threads:?}",
                 model.name()
             );
+            super::brute_force::same_without_prefixes(&mock, &o, |m| {
+                super::explore(m, model, &Config::default(), &mut |_| true).unwrap()
+            });
             let make = || {
                 let mut mock = Mock::new(threads.clone(), None);
                 mock.buffered = true;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::{
     Ended, ExecError, Executed, Executor, ProcessEnd, Reply, RuntimeError, RuntimeErrorKind,
-    SlotState, SlotView, Snapshot,
+    ScriptStep, SlotState, SlotView, Snapshot,
 };
 use crate::event::{Op, Pending, TargetAddr};
 
@@ -14,7 +14,7 @@ pub type Check = fn(&HashMap<u64, u64>) -> bool;
 
 /// Main (thread 0) spawns one thread per script, joins them all, then checks and exits.
 pub struct Mock {
-    scripts: Vec<Vec<(Op, u64)>>,
+    pub scripts: Vec<Vec<(Op, u64)>>,
     check: Option<Check>,
     mem: HashMap<u64, u64>,
     /// Per slot: script index (main = None), position in its op list.
@@ -24,6 +24,11 @@ pub struct Mock {
     pub executions: u32,
     /// Stores are buffered by the engine (TSO, PSO): they do not write memory themselves.
     pub buffered: bool,
+    /// Carries out the prefixes of executions itself ([`Executor::begin_after`]).
+    pub prefixes: bool,
+    /// Steps the engine asked for one by one, and steps of prefixes carried out alone.
+    pub steps: u64,
+    pub skipped: u64,
 }
 
 pub fn load(a: u64) -> (Op, u64) {
@@ -62,6 +67,9 @@ impl Mock {
             main_pos: 0,
             executions: 0,
             buffered: false,
+            prefixes: true,
+            steps: 0,
+            skipped: 0,
         }
     }
 
@@ -124,7 +132,67 @@ impl Executor for Mock {
         Ok(self.snapshot(None))
     }
 
+    fn max_prefix(&self) -> usize {
+        if self.prefixes {
+            usize::MAX
+        } else {
+            0
+        }
+    }
+
+    fn begin_after(
+        &mut self,
+        steps: &mut dyn Iterator<Item = &ScriptStep>,
+    ) -> Result<(Snapshot, usize), ExecError> {
+        let mut snap = self.begin()?;
+        let mut ran = 0;
+        for step in steps {
+            match step {
+                ScriptStep::Run {
+                    slot,
+                    reply,
+                    pc,
+                    addr,
+                } => {
+                    // stopped where the step says, as the runtime checks
+                    let here = snap.slots.get(*slot as usize).and_then(|v| match &v.state {
+                        SlotState::Stopped(p) => Some(p),
+                        SlotState::Exited => None,
+                    });
+                    if !here.is_some_and(|p| {
+                        p.pc == *pc && (*addr == 0 || p.op.location() == Some(*addr))
+                    }) {
+                        break;
+                    }
+                    snap = self.run(*slot, reply)?;
+                }
+                ScriptStep::Commit { addr, bytes } => self.commit(*addr, bytes)?,
+            }
+            ran += 1;
+            self.skipped += 1;
+        }
+        Ok((snap, ran))
+    }
+
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
+        self.steps += 1;
+        self.run(slot, reply)
+    }
+
+    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
+        let mut v = [0u8; 8];
+        v[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
+        self.mem.insert(addr, u64::from_le_bytes(v));
+        Ok(())
+    }
+
+    fn end(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+}
+
+impl Mock {
+    fn run(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
         let i = slot as usize;
         let op = self.op_of(i).expect("stepped an exited slot");
         let value = match self.slots[i].0 {
@@ -187,16 +255,5 @@ impl Executor for Mock {
             self.slots[i].1 += 1;
         }
         Ok(self.snapshot(None))
-    }
-
-    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
-        let mut v = [0u8; 8];
-        v[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
-        self.mem.insert(addr, u64::from_le_bytes(v));
-        Ok(())
-    }
-
-    fn end(&mut self) -> Result<(), ExecError> {
-        Ok(())
     }
 }

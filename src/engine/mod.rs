@@ -51,8 +51,14 @@ pub struct Reply {
 /// asking the engine step by step ([`Executor::script`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScriptStep {
-    /// `slot` runs its pending operation with `reply`.
-    Run { slot: u32, reply: Reply },
+    /// `slot` runs its pending operation with `reply`. It must be stopped at `pc`, at an
+    /// operation on `addr` (0: any), as it was in the previous execution.
+    Run {
+        slot: u32,
+        reply: Reply,
+        pc: u64,
+        addr: u64,
+    },
     /// A buffered store reaches memory.
     Commit { addr: u64, bytes: Vec<u8> },
 }
@@ -130,6 +136,23 @@ pub trait Executor {
     /// executor may run them ahead and answer those calls from what it recorded.
     fn script(&mut self, steps: Vec<ScriptStep>) {
         let _ = steps;
+    }
+    /// How many steps [`Executor::begin_after`] can carry out (0: it cannot).
+    fn max_prefix(&self) -> usize {
+        0
+    }
+    /// Start an execution and carry out `steps` of the previous one by itself, without the
+    /// engine (which restored its own state after them). Returns the state after them and how
+    /// many ran: fewer when a thread was not stopped where the step says (the program behaves
+    /// differently), the state after those then.
+    fn begin_after(
+        &mut self,
+        steps: &mut dyn Iterator<Item = &ScriptStep>,
+    ) -> Result<(Snapshot, usize), ExecError> {
+        let _ = steps;
+        Err(ExecError::Fatal(
+            "internal: this executor cannot run a prefix".into(),
+        ))
     }
     /// Give the stopped execution to a debugger: `slot` may run its pending operation with
     /// `reply` when the debugger lets it; returns when the debugger is done.

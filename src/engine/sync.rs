@@ -9,13 +9,13 @@ const EBUSY: u64 = libc::EBUSY as u64;
 const ETIMEDOUT: u64 = libc::ETIMEDOUT as u64;
 const EAGAIN: u64 = libc::EAGAIN as u64;
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct RwLock {
     writer: Option<ThreadId>,
     readers: Vec<ThreadId>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Barrier {
     count: u32,
     arrived: u32,
@@ -23,12 +23,13 @@ struct Barrier {
 }
 
 /// A thread waiting on a condition variable; `signalled` once a signal picked it.
+#[derive(Clone)]
 struct CondWaiter {
     thread: ThreadId,
     signalled: bool,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct SyncState {
     mutex_owner: BTreeMap<TargetAddr, ThreadId>,
     rwlocks: BTreeMap<TargetAddr, RwLock>,

@@ -23,10 +23,10 @@ use serde_json::{json, Value};
 
 use super::read::{ChannelReader, CORRUPTED};
 use super::{interrupted, NativeTarget};
-use crate::channel::{futex_wait, futex_wake, memfd, Channel};
+use crate::channel::{futex_wait, futex_wake, memfd, Channel, MAX_SCRIPT};
 use crate::engine::{
-    self, Config, ExecError, Executor, Observation, Outcome, Progress, Reply, Snapshot, Split,
-    Stats, Step,
+    self, Config, ExecError, Executor, Observation, Outcome, Progress, Reply, ScriptStep, Snapshot,
+    Split, Stats, Step,
 };
 use crate::event::MAX_ACCESS;
 use crate::model::{self, Model};
@@ -340,12 +340,25 @@ fn spent() -> ExecError {
 
 impl Executor for WorkerExecutor<'_> {
     fn begin(&mut self) -> Result<Snapshot, ExecError> {
+        self.begin_after(&mut std::iter::empty())
+            .map(|(snap, _)| snap)
+    }
+
+    fn max_prefix(&self) -> usize {
+        MAX_SCRIPT
+    }
+
+    fn begin_after(
+        &mut self,
+        steps: &mut dyn Iterator<Item = &ScriptStep>,
+    ) -> Result<(Snapshot, usize), ExecError> {
         self.end()?;
         self.ch.reset_execution();
-        self.ch.set_script(&[]);
+        let n = self.ch.set_script(steps, false);
         self.in_exec = true;
         let r = (self.ops.begin)();
-        self.settle(r)
+        let snap = self.settle(r)?;
+        Ok((snap, self.ch.script_progress(n).0))
     }
 
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {

@@ -645,7 +645,7 @@ impl Executor for NativeTarget {
         }
         self.ch.reset_execution();
         self.replayed = None;
-        self.ch.set_script(&self.script);
+        self.ch.set_script(&self.script, true);
         self.begin_command(false);
         let live = self.wait()?;
         self.serve_script(live)
@@ -655,8 +655,34 @@ impl Executor for NativeTarget {
         self.script = steps;
     }
 
+    fn max_prefix(&self) -> usize {
+        // Real threads (fork per execution) stop with the runtime's script code on their
+        // stacks or not, which their await hashes would see: every step through the engine.
+        if self.executor() == "coroutines" {
+            channel::MAX_SCRIPT
+        } else {
+            0
+        }
+    }
+
+    fn begin_after(
+        &mut self,
+        steps: &mut dyn Iterator<Item = &ScriptStep>,
+    ) -> Result<(Snapshot, usize), ExecError> {
+        if self.in_exec {
+            self.end()?;
+        }
+        self.ch.reset_execution();
+        self.replayed = None;
+        self.script.clear();
+        let n = self.ch.set_script(steps, false);
+        self.begin_command(false);
+        let live = self.wait()?;
+        Ok((live, self.ch.script_progress(n).0))
+    }
+
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
-        let is_next = |s: &ScriptStep| matches!(s, ScriptStep::Run { slot: n, reply: r } if *n == slot && r == reply);
+        let is_next = |s: &ScriptStep| matches!(s, ScriptStep::Run { slot: n, reply: r, .. } if *n == slot && r == reply);
         if let Some(r) = self.replayed_step(is_next) {
             return r;
         }
