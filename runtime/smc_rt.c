@@ -70,6 +70,7 @@ static int g_resume = -1;   /* who runs next when the current one waits: a creat
                              * has announced its first event */
 static int g_exec_over, g_exec_status, g_exec_flush;
 static int g_all_waiting;   /* every thread of the execution waits: the host takes it from here */
+static int g_errno_at_main; /* main's errno when the snapshot was taken */
 static int g_exit_for_real; /* the execution must end with exit() (exit handlers in libc's list) */
 static pid_t g_worker_pid;  /* this worker's process id, 0 outside a worker */
 static int g_nexit_handlers; /* exit handlers the worker keeps for the execution (below) */
@@ -422,6 +423,9 @@ static uint64_t state_hash(const greg_t *uc, uint16_t dead) {
     uint64_t lo = sp - SMC_RED_ZONE, hi = sp + 256;
     if (lo < t_stack_lo) lo = t_stack_lo;
     if (hi > t_stack_hi) hi = t_stack_hi;
+    /* a coroutine's TLS lies above its stack: left out (a copy of main's, which the host's own
+     * calls change between steps) */
+    if (g_coroutines && t_slot >= 0 && g_co[t_slot].top && hi > g_co[t_slot].top) hi = g_co[t_slot].top;
     unsigned k = 0;
     for (uint64_t a = lo & ~7ULL; a + 8 <= hi; a += 8, k++)
         h[k & 3] = (h[k & 3] ^ *(const uint64_t *)a) * 1099511628211ULL;
@@ -1072,6 +1076,7 @@ static void thread_finish(void *ret) {
 
 static void *thread_start(void *p) {
     struct start_arg a = *(struct start_arg *)p;
+    errno = 0; /* a new thread's; a coroutine's TLS starts as a copy of its creator's */
     t_slot = a.slot;
     if (a.stack_lo) {
         t_stack_lo = a.stack_lo;
@@ -1181,6 +1186,7 @@ static void co_start(void) {
         clear_stack(&g_co[i]);
     }
     g_co[0].fs = smc_tls.main_tp;
+    errno = g_errno_at_main; /* main's TLS is the host's, whose own calls set errno */
     g_co[0].top = g_start[0].stack_hi;
     g_co[0].floor = g_start[0].stack_lo;
     g_co[0].sp = smc_coro_frame(g_start[0].stack_hi, co_main);
@@ -1344,6 +1350,7 @@ static int co_setup(void) {
         tls[1].hi = smc_tls.hi;
         n = 2;
     }
+    g_errno_at_main = errno;
     return smc_snapshot_take(g_argv, tls, n, (const void *)g_engine_explore) == NULL;
 }
 

@@ -332,11 +332,23 @@ fn both_executors_agree_on_every_test_program() {
         "examples/stack_unsafe.c",
         "examples/indexer.c",
         "examples/bank.c",
+        "examples/lamport.c",
+        "examples/pgsql_latch.c",
+        "examples/parker.c",
+        "examples/dcl_singleton.c",
+        "examples/stack_safe.c",
+        "examples/ticket_lock.c",
     ];
     let scratch = Scratch::new("reset-agree");
-    for name in programs {
-        let bin = compile(&scratch, &source(name), "gcc", &["-O2"]);
-        for model in ["sc", "tso"] {
+    for (name, flags) in programs
+        .iter()
+        .map(|p| (*p, &[][..]))
+        .chain([("examples/lamport.c", &["-DFENCES"][..])])
+    {
+        let mut cflags = vec!["-O2"];
+        cflags.extend_from_slice(flags);
+        let bin = compile(&scratch, &source(name), "gcc", &cflags);
+        for model in ["sc", "tso", "pso"] {
             // one worker each: blocked executions depend on how the tree is split
             let extra = ["--keep-going", "-j", "1"];
             let runs = MODES.map(|m| check_with(&scratch, &bin, model, m, &extra));

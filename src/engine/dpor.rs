@@ -160,8 +160,9 @@ struct ThreadRun {
 #[derive(Default, Clone)]
 struct LocHistory {
     last_write: Option<usize>,
-    /// Latest read of each thread (a later write is ordered after those of other owners).
-    reads: Vec<usize>,
+    /// Latest read of each thread (a later write is ordered after those of other owners);
+    /// inline for a few threads: checkpoints clone every location's history.
+    reads: SmallVec<[usize; 4]>,
 }
 
 /// State of one execution.
@@ -214,7 +215,10 @@ struct Explorer<'a> {
 }
 
 /// Checkpoints are taken at every position while they are small, further apart as the state
-/// and the position grow: about this many location and thread entries in all.
+/// grows (a checkpoint of `size` entries costs about as much as re-stepping `size /
+/// CHECKPOINT_STEP` events) and as the position grows (about `CHECKPOINT_BUDGET` location and
+/// thread entries in all).
+const CHECKPOINT_STEP: usize = 64;
 const CHECKPOINT_BUDGET: usize = 1 << 18;
 
 /// A worker's part of a split exploration ([`Split`]).
@@ -820,7 +824,9 @@ impl Explorer<'_> {
         let mut trace = std::mem::take(&mut spare.as_mut().expect("a last execution").trace);
         trace.truncate(at);
         run.trace = trace;
-        // the pending events as they are now (their await hashes may differ between runs)
+        // the pending events as the runtime reports them now: the saved ones but for their
+        // await hashes, which are this execution's (equal unless the program reads state the
+        // checker does not reset)
         for (view, t) in snap.slots.iter().zip(&run.slot_tid) {
             if let SlotState::Stopped(p) = view.state {
                 run.threads[t.index()].pending = Some(p);
@@ -837,7 +843,8 @@ impl Explorer<'_> {
         }
         let last = self.checkpoints.last().map_or(0, |(p, _)| *p);
         let size = run.locs.len() + 8 * run.threads.len() + 8;
-        if pos > last + pos * size / CHECKPOINT_BUDGET {
+        let spacing = (size / CHECKPOINT_STEP).max(pos * size / CHECKPOINT_BUDGET);
+        if pos > last + spacing {
             self.checkpoints.push((pos, run.checkpoint()));
         }
     }
@@ -1047,7 +1054,7 @@ impl Explorer<'_> {
                 if a.write {
                     h.last_write = Some(pos);
                 } else {
-                    h.reads.retain(|&r| run.trace[r].ev.thread != t);
+                    h.reads.retain(|r| run.trace[*r].ev.thread != t);
                     h.reads.push(pos);
                 }
             }
@@ -1132,7 +1139,7 @@ impl Explorer<'_> {
                     let lt = run.trace[l].ev.thread;
                     for b in e.addr..e.addr + e.bytes.len() as u64 {
                         let h = run.locs.entry(b).or_default();
-                        h.reads.retain(|&r| run.trace[r].ev.thread != lt);
+                        h.reads.retain(|r| run.trace[*r].ev.thread != lt);
                         h.reads.push(l);
                     }
                 }
