@@ -1168,7 +1168,7 @@ static void __attribute__((noreturn)) co_thread(void) {
  * margin covers what the stop's own callees write below it. */
 static void clear_stack(struct coro *c) {
     if (!c->low) return;
-    uint64_t lo = c->low > c->floor + 4096 ? c->low - 4096 : c->floor;
+    uint64_t lo = c->low > c->floor + 1024 ? c->low - 1024 : c->floor;
     if (lo < c->top) memset((void *)(uintptr_t)lo, 0, c->top - lo);
     c->low = 0;
 }

@@ -321,10 +321,11 @@ fn explore_from(
     once: bool,
 ) -> Result<Outcome, ExecError> {
     let mut o = Outcome::default();
-    if !once {
-        x.max_prefix = exec.max_prefix();
-    }
     loop {
+        if !once {
+            // asked before each execution: a target learns how it runs them with the first
+            x.max_prefix = exec.max_prefix();
+        }
         let (end, run) = x.run_one(exec)?;
         let end = x.settle_leaf(&run, end);
         let stats = &mut o.stats;

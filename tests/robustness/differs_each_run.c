@@ -1,6 +1,6 @@
-/* Stores to a variable picked at random in each execution: replaying an earlier execution's
- * first events meets a different event, which the checker must report instead of exploring
- * on as if nothing had changed. */
+/* Stores to a variable picked at random in each execution, before the stores the exploration
+ * reorders: replaying an earlier execution's first events meets a different event, which the
+ * checker must report instead of exploring on as if nothing had changed. */
 #include <pthread.h>
 #include <sys/random.h>
 
@@ -11,12 +11,14 @@ static void *writer(void *arg) {
     if (getrandom(&r, 1, 0) != 1) r = 0;
     a[r & 7] = 1;
     z = 1;
+    z = 2;
+    z = 3;
     return arg;
 }
 
 static void *reader(void *arg) {
-    int sum = z;
-    for (int i = 0; i < 8; i++) sum += a[i];
+    int sum = 0;
+    for (int i = 0; i < 4; i++) sum += z;
     return (void *)(long)sum;
 }
 
