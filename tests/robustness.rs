@@ -373,7 +373,7 @@ const CORPUS: &[Case] = &[
         Program("keeps_registers", &[]),
         &["--model", "sc"],
         0,
-        "executions: 3 ",
+        "executions: 5 ",
     ),
     case(Program("keeps_registers", &[]), &[], 0, "verdict: OK"),
     case(Program("avx_shared", &["-mavx2"]), &[], 0, "executions: 2 "),

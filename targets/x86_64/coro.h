@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "hook.h" /* smc_xsave_mask, SMC_VECTOR_INIT */
+
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE (1 << 1)
 #endif
@@ -32,6 +34,10 @@ __asm__(".text\n"
         "  mov %rsp,(%rdi)\n"
         "  mov %rsi,%rsp\n"
         "  wrfsbase %rdx\n"
+        /* vector registers are the caller's to save across a call: left in their initial
+         * state, so that a program thread resumed here does not carry the host's (AVX-512
+         * memcpy) into its next hook, which would then have to save them all */
+        SMC_VECTOR_INIT
         "  ldmxcsr (%rsp)\n"
         "  fldcw 4(%rsp)\n"
         "  add $8,%rsp\n"
