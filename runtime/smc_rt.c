@@ -1096,7 +1096,7 @@ static void co_switch(int to) {
     int from = g_cur;
     g_cur = to;
     smc_coro_switch(from < 0 ? &g_host_sp : &g_co[from].sp, to < 0 ? g_host_sp : g_co[to].sp,
-                    to < 0 ? smc_tls.main_tp : g_co[to].fs);
+                    to < 0 ? smc_tls.main_tp : g_co[to].fs, to >= 0);
 }
 
 /* The running coroutine waits for its go: another one runs, or the host waits for the

@@ -21,7 +21,8 @@
 #define HWCAP2_FSGSBASE (1 << 1)
 #endif
 
-/* smc_coro_switch(&save_sp, load_sp, load_fs): suspends the caller, resumes the other one. */
+/* smc_coro_switch(&save_sp, load_sp, load_fs, program): suspends the caller, resumes the other
+ * one (`program`: a thread of the program, not the host). */
 __asm__(".text\n"
         ".globl smc_coro_switch\n"
         ".hidden smc_coro_switch\n"
@@ -34,10 +35,13 @@ __asm__(".text\n"
         "  mov %rsp,(%rdi)\n"
         "  mov %rsi,%rsp\n"
         "  wrfsbase %rdx\n"
-        /* vector registers are the caller's to save across a call: left in their initial
-         * state, so that a program thread resumed here does not carry the host's (AVX-512
-         * memcpy) into its next hook, which would then have to save them all */
+        /* resuming a program thread (rcx): vector registers are the caller's to save across a
+         * call, so they are left in their initial state, and the thread does not carry the
+         * host's (AVX-512 memcpy) into its next hook, which would then have to save them all */
+        "  test %ecx,%ecx\n"
+        "  jz 22f\n"
         SMC_VECTOR_INIT
+        "22:\n"
         "  ldmxcsr (%rsp)\n"
         "  fldcw 4(%rsp)\n"
         "  add $8,%rsp\n"
@@ -60,7 +64,7 @@ __asm__(".text\n"
         "  ud2\n"
         "  .cfi_endproc\n"
         ".size smc_coro_start, .-smc_coro_start\n");
-void smc_coro_switch(uint64_t *save_sp, uint64_t load_sp, uint64_t load_fs);
+void smc_coro_switch(uint64_t *save_sp, uint64_t load_sp, uint64_t load_fs, int program);
 void smc_coro_start(void);
 
 /* The stack pointer a new coroutine starts with: a frame smc_coro_switch pops into
