@@ -364,8 +364,10 @@ static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t si
     struct smc_slot *s = &ch->slots[t_slot];
     int saved_errno = errno; /* the program's, and the wait makes system calls */
     if (g_coroutines) {
+        /* on the coroutine's own stack (not a signal stack) */
+        struct coro *c = &g_co[t_slot];
         uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-        if (!g_co[t_slot].low || here < g_co[t_slot].low) g_co[t_slot].low = here;
+        if (here >= c->floor && here < c->top && (!c->low || here < c->low)) c->low = here;
     }
     undo_tentative(s);
     publish_prev(s);
