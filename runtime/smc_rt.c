@@ -344,6 +344,15 @@ static int run_script(void) {
 /* Every thread of the execution waits now: go on with the script, or ask the supervisor.
  * `running` is 0 for a moment between two scripted steps too; the supervisor takes it for a
  * stop only once script_len is 0 again. */
+/* Every thread of the execution waits: let the script's next step run (1), or end the script
+ * and tell the supervisor (0). */
+static int go_on_or_notify(void) {
+    if (LOAD(&ch->script_len) && !LOAD(&ch->running) && run_script()) return 1;
+    STORE(&ch->script_len, 0);
+    notify_supervisor();
+    return 0;
+}
+
 static void all_waiting(void) {
     if (g_coroutines) {
         /* the host goes on (co_run_ready): what runs on the program's stacks is then the same
@@ -352,9 +361,7 @@ static void all_waiting(void) {
         g_all_waiting = 1;
         return;
     }
-    if (LOAD(&ch->script_len) && run_script()) return;
-    STORE(&ch->script_len, 0);
-    notify_supervisor();
+    go_on_or_notify();
 }
 
 /* Announce the pending event and wait until the supervisor lets this thread run it.
@@ -1214,9 +1221,7 @@ static int co_run_ready(int *ran) {
         }
         if (g_all_waiting) {
             g_all_waiting = 0;
-            if (LOAD(&ch->script_len) && !LOAD(&ch->running) && run_script()) continue;
-            STORE(&ch->script_len, 0);
-            notify_supervisor();
+            if (go_on_or_notify()) continue;
         }
         if (exited == n) { /* main left by pthread_exit, and the last thread has exited */
             g_exec_over = 1;

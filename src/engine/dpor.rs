@@ -253,24 +253,14 @@ pub fn explore_part(
     progress: Progress,
     split: Option<&Split>,
 ) -> Result<Outcome, ExecError> {
-    let x = Explorer {
-        model,
-        cfg,
-        nodes: Vec::new(),
-        replay_until: 0,
-        names: ThreadNames::default(),
-        hand_over: false,
-        split: split.map(|split| Splitting {
-            split,
-            depth: None,
-            leaves: 0,
-            leaves_hash: 0,
-            current: 0,
-        }),
-        spare: None,
-        checkpoints: Vec::new(),
-        max_prefix: 0,
-    };
+    let mut x = Explorer::new(model, cfg);
+    x.split = split.map(|split| Splitting {
+        split,
+        depth: None,
+        leaves: 0,
+        leaves_hash: 0,
+        current: 0,
+    });
     explore_from(x, exec, cfg, progress, false)
 }
 
@@ -284,18 +274,9 @@ pub fn replay(
     schedule: &[Step],
     hand_over: bool,
 ) -> Result<Outcome, ExecError> {
-    let mut x = Explorer {
-        model,
-        cfg,
-        nodes: Vec::new(),
-        replay_until: schedule.len(),
-        names: ThreadNames::default(),
-        hand_over,
-        split: None,
-        spare: None,
-        checkpoints: Vec::new(),
-        max_prefix: 0,
-    };
+    let mut x = Explorer::new(model, cfg);
+    x.replay_until = schedule.len();
+    x.hand_over = hand_over;
     for s in schedule {
         let chosen = x.names.intern_path(&s.thread);
         x.nodes.push(Node {
@@ -614,7 +595,23 @@ impl Run {
     }
 }
 
-impl Explorer<'_> {
+impl<'a> Explorer<'a> {
+    /// An exploration from the start, alone.
+    fn new(model: &'a dyn Model, cfg: &'a Config) -> Self {
+        Explorer {
+            model,
+            cfg,
+            nodes: Vec::new(),
+            replay_until: 0,
+            names: ThreadNames::default(),
+            hand_over: false,
+            split: None,
+            spare: None,
+            checkpoints: Vec::new(),
+            max_prefix: 0,
+        }
+    }
+
     /// Run one execution along the tree's prefix and then onwards.
     fn run_one(&mut self, exec: &mut dyn Executor) -> Result<(RunEnd, Run), ExecError> {
         // the positions before replay_until repeat the last execution's decisions
@@ -800,9 +797,8 @@ impl Explorer<'_> {
         let Some(&(at, _)) = self.checkpoints.last() else {
             return Ok(None);
         };
-        // (asked again: an executor may lose the ability, a worker that falls back to forks)
         let usable = at > 0
-            && at <= exec.max_prefix()
+            && at <= self.max_prefix
             && spare.as_ref().is_some_and(|r| r.trace.len() >= at)
             && self.nodes[..at].iter().all(|n| n.step.is_some());
         if !usable {

@@ -347,6 +347,23 @@ impl NativeTarget {
         self.wake_sleeper(self.ch.fs_cmd());
     }
 
+    /// Start an execution that begins with `steps` (logged, or carried out alone), and wait
+    /// until every thread waits after them: the live state, and how many steps it was given.
+    fn start_execution(
+        &mut self,
+        steps: &mut dyn Iterator<Item = &ScriptStep>,
+        logged: bool,
+    ) -> Result<(Snapshot, usize), ExecError> {
+        if self.in_exec {
+            self.end()?;
+        }
+        self.ch.reset_execution();
+        self.replayed = None;
+        let n = self.ch.set_script(steps, logged);
+        self.begin_command(false);
+        Ok((self.wait()?, n))
+    }
+
     /// After the runtime ran a script: the engine's calls for its steps are answered from the
     /// log, state by state, in a private copy of the slots; the state after the last step is
     /// the live one.
@@ -640,14 +657,9 @@ fn server_died(st: std::process::ExitStatus) -> ExecError {
 
 impl Executor for NativeTarget {
     fn begin(&mut self) -> Result<Snapshot, ExecError> {
-        if self.in_exec {
-            self.end()?;
-        }
-        self.ch.reset_execution();
-        self.replayed = None;
-        self.ch.set_script(&self.script, true);
-        self.begin_command(false);
-        let live = self.wait()?;
+        let script = std::mem::take(&mut self.script);
+        let (live, _) = self.start_execution(&mut script.iter(), true)?;
+        self.script = script;
         self.serve_script(live)
     }
 
@@ -669,15 +681,8 @@ impl Executor for NativeTarget {
         &mut self,
         steps: &mut dyn Iterator<Item = &ScriptStep>,
     ) -> Result<(Snapshot, usize), ExecError> {
-        if self.in_exec {
-            self.end()?;
-        }
-        self.ch.reset_execution();
-        self.replayed = None;
         self.script.clear();
-        let n = self.ch.set_script(steps, false);
-        self.begin_command(false);
-        let live = self.wait()?;
+        let (live, n) = self.start_execution(steps, false)?;
         Ok((live, self.ch.script_progress(n).0))
     }
 
