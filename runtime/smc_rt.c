@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -99,10 +100,10 @@ struct smc_engine_ops { /* EngineOps in src/target/in_worker.rs */
     int (*run)(void);
     int (*end)(void);
 };
-#define SMC_ENGINE_ABI 1
-typedef int (*engine_explore_fn)(const struct smc_engine_ops *, int);
+#define SMC_ENGINE_ABI 2
+typedef int (*engine_explore_fn)(const struct smc_engine_ops *, void *);
 static char g_engine_lib[4096]; /* SMC_ENGINE_LIB */
-static int g_engine_fd = -1;    /* SMC_ENGINE_FD: the area shared with the checker */
+static void *g_engine_area;      /* SMC_ENGINE_FD's area, shared with the checker */
 static engine_explore_fn g_engine_explore;
 static int g_in_engine;    /* the worker's engine runs: nobody waits for a stop */
 static int g_worker_spent; /* this worker cannot run another execution */
@@ -819,8 +820,18 @@ __attribute__((constructor)) static void smc_init(void) {
     if (rtenv && atoi(rtenv) > 2 && atoi(rtenv) != fd) close(atoi(rtenv));
     const char *lib = getenv("SMC_ENGINE_LIB"), *area = getenv("SMC_ENGINE_FD");
     if (lib && area && strlen(lib) < sizeof g_engine_lib) {
-        strcpy(g_engine_lib, lib);
-        g_engine_fd = atoi(area);
+        /* mapped once, its descriptor closed: every execution starts with descriptors 0-2
+         * only, which the reset closes above in one call. A raw mmap: not the program's. */
+        int afd = atoi(area);
+        struct stat st;
+        if (afd > 2 && afd != fd && fstat(afd, &st) == 0) {
+            long p = syscall(SYS_mmap, 0, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, afd, 0);
+            if (p != -1) {
+                g_engine_area = (void *)p;
+                strcpy(g_engine_lib, lib);
+            }
+            close(afd);
+        }
     }
     /* helpers the program starts must not inherit the checker */
     unsetenv("SMC_ENGINE_LIB");
@@ -945,10 +956,12 @@ static uint32_t next_command(uint32_t seen) {
     return cmd;
 }
 
-/* Bytes the execution wrote to the capture file (fds 1 and 2 share its offset). */
+/* Bytes the execution wrote to the capture file (fds 1 and 2 share its offset); the next
+ * execution writes from its start (the checker reads these bytes before it begins). */
 static void note_output(void) {
     off_t end = lseek(1, 0, SEEK_CUR);
     STORE(&ch->out_len, end < 0 ? 0 : (uint64_t)end);
+    if (end != 0) lseek(1, 0, SEEK_SET);
 }
 
 static int smc_main(int argc, char **argv, char **envp) {
@@ -1290,7 +1303,6 @@ static int ew_settle(void) {
 
 static int ew_begin(void) {
     if (g_worker_spent) return -1;
-    if (ch->flags & SMC_FLAG_CAPTURED) lseek(1, 0, SEEK_SET);
     STORE(&ch->child_pid, g_worker_pid); /* what the checker kills if the exploration hangs */
     co_start();
     return ew_settle();
@@ -1315,7 +1327,7 @@ static int engine_explore(void) {
     if (!g_engine_explore) return 1 << 8;
     struct smc_engine_ops ops = {SMC_ENGINE_ABI, ch, ch->total_size, ew_begin, ew_run, ew_end};
     g_in_engine = 1;
-    int r = g_engine_explore(&ops, g_engine_fd);
+    int r = g_engine_explore(&ops, g_engine_area);
     g_in_engine = 0;
     return r == 0 ? 0 : 1 << 8;
 }
@@ -1397,7 +1409,6 @@ static void run_worker(uint32_t cmd) {
         if (last) die_now(0); /* idle: the server forks a new worker for the next command */
         cmd = next_command(cmd);
         STORE(&ch->worker_cmd, cmd);
-        if (captured) lseek(1, 0, SEEK_SET);
     }
 }
 

@@ -6,7 +6,9 @@
 #define _GNU_SOURCE
 #include "snapshot.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -135,12 +137,37 @@ static const char *read_maps(void) {
     return NULL;
 }
 
+/* Which of the descriptors below 1024 are open: from /proc/self/fd (one read), else asked one
+ * by one. */
+static void open_fds(unsigned char is_open[1024]) {
+    memset(is_open, 0, 1024);
+    int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) {
+        for (int fd = 0; fd < 1024; fd++) is_open[fd] = fcntl(fd, F_GETFD) >= 0;
+        return;
+    }
+    char buf[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+        for (long off = 0; off < n;) {
+            struct dirent64 *d = (struct dirent64 *)(buf + off);
+            off += d->d_reclen;
+            if (d->d_name[0] < '0' || d->d_name[0] > '9') continue;
+            long fd = strtol(d->d_name, NULL, 10);
+            if (fd < 1024 && fd != dir) is_open[fd] = 1;
+        }
+    }
+    close(dir);
+}
+
 static void remember_fds(void) {
     /* the gaps among the descriptors open now, and everything above the highest */
+    static unsigned char is_open[1024];
+    open_fds(is_open);
     nfd_gaps = 0;
     int gap = -1, highest = -1;
     for (int fd = 0; fd < 1024; fd++) {
-        if (fcntl(fd, F_GETFD) >= 0) {
+        if (is_open[fd]) {
             if (gap >= 0 && nfd_gaps < MAX_FD_GAPS - 1) {
                 fd_gaps[nfd_gaps].lo = (unsigned)gap;
                 fd_gaps[nfd_gaps].hi = (unsigned)fd - 1;

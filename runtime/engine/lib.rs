@@ -169,16 +169,16 @@ pub extern "C" fn smc_engine_build() -> u64 {
     u64::from_str_radix(in_worker::BUILD_ID, 16).unwrap_or(0)
 }
 
-/// Run the exploration the checker asked for in the area `area_fd` with the runtime's `ops`;
-/// 0 when the area holds the answer.
+/// Run the exploration the checker asked for in the shared area the runtime mapped at `area`
+/// with the runtime's `ops`; 0 when the area holds the answer.
 ///
 /// # Safety
 /// Called by the runtime in the worker, between executions, with its operations.
 #[no_mangle]
-pub unsafe extern "C" fn smc_engine_explore(ops: *const EngineOps, area_fd: i32) -> i32 {
+pub unsafe extern "C" fn smc_engine_explore(ops: *const EngineOps, area: *mut u8) -> i32 {
     if ops.is_null() {
         return 2;
     }
     // SAFETY: the runtime's operations, valid for the call.
-    std::panic::catch_unwind(|| unsafe { in_worker::serve(&*ops, area_fd) }).unwrap_or(2)
+    std::panic::catch_unwind(|| unsafe { in_worker::serve(&*ops, area) }).unwrap_or(2)
 }

@@ -48,7 +48,7 @@ pub struct EngineOps {
 }
 
 /// Changes with [`EngineOps`] and the runtime's side of it.
-pub const ENGINE_ABI: u64 = 1;
+pub const ENGINE_ABI: u64 = 2;
 
 /// The signal that ends the worker's current execution as a hang (runtime/smc_rt.c
 /// `SMC_HANG_SIGNAL`): the checker sends it when the worker has taken no step for the
@@ -145,26 +145,18 @@ impl Area {
         Ok(a)
     }
 
-    /// The worker's side: map the checker's area from descriptor `fd`. A raw system call: the
-    /// runtime's `mmap` would take the mapping for the program's.
+    /// The worker's side: the checker's area, mapped by the runtime at start-up (it closed the
+    /// descriptor, so that executions start with descriptors 0-2 only).
     ///
     /// # Safety
-    /// Only in the worker, with the descriptor the checker passed.
-    pub unsafe fn attach(fd: i32) -> Option<Area> {
-        let p = libc::syscall(
-            libc::SYS_mmap,
-            0usize,
-            AREA_SIZE,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd,
-            0usize,
-        );
-        if p < 0 || p as usize > usize::MAX - 4096 {
+    /// Only in the worker, with the runtime's mapping of the descriptor the checker passed
+    /// (`AREA_SIZE` bytes), or null.
+    pub unsafe fn attach(base: *mut u8) -> Option<Area> {
+        if base.is_null() {
             return None;
         }
         let a = Area {
-            base: p as *mut u8,
+            base,
             file: None,
             _map: None,
         };
@@ -399,10 +391,10 @@ impl Executor for WorkerExecutor<'_> {
 /// result. Never unwinds (the library catches panics around it).
 ///
 /// # Safety
-/// Only in the worker, between executions, with the runtime's operations and the descriptor
-/// of the checker's area.
-pub unsafe fn serve(ops: &EngineOps, area_fd: i32) -> i32 {
-    let Some(area) = Area::attach(area_fd) else {
+/// Only in the worker, between executions, with the runtime's operations and its mapping of
+/// the checker's area.
+pub unsafe fn serve(ops: &EngineOps, area: *mut u8) -> i32 {
+    let Some(area) = Area::attach(area) else {
         return 1;
     };
     let result = match explore_here(ops, &area) {
