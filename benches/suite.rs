@@ -2,8 +2,9 @@
 //!
 //! Builds each program with gcc -O2, runs the release checker on it under each model with
 //! `--json`, and prints program, model, verdict, executions, blocked, wall time, executions/s,
-//! wall time per visible event, the checker's peak RSS and that of the worker process that ran
-//! the engine. The table is also written as JSON (`target/bench/latest.json`, or
+//! wall time per visible event, the start-up (until the program stands at main), executions
+//! per second of the exploration after it, the checker's peak RSS and that of the worker
+//! process that ran the engine. The table is also written as JSON (`target/bench/latest.json`, or
 //! `--json FILE`) so that two commits can be compared: `--compare FILE` adds a column with the
 //! speed-up in executions/s over that earlier run.
 //!
@@ -149,6 +150,9 @@ struct Row {
     blocked: u64,
     events: u64,
     wall_s: f64,
+    /// The checker's own figures: its time until the program stood at main, and in all.
+    startup_s: f64,
+    elapsed_s: f64,
     peak_rss_kib: i64,
     /// The peak of the program's worker process that ran the engine (none with the engine in
     /// the checker).
@@ -162,6 +166,10 @@ impl Row {
     fn rate(&self) -> f64 {
         self.executions as f64 / self.wall_s.max(1e-9)
     }
+    /// Executions per second of the exploration: the start-up left out.
+    fn explore_rate(&self) -> f64 {
+        self.executions as f64 / (self.elapsed_s - self.startup_s).max(1e-9)
+    }
     /// Wall time per visible event, start-up included (issue 5's per-event target).
     fn us_per_event(&self) -> f64 {
         self.wall_s * 1e6 / (self.events.max(1) as f64)
@@ -173,6 +181,8 @@ impl Row {
             "executions": self.executions, "blocked": self.blocked, "events": self.events,
             "wall_s": self.wall_s, "executions_per_s": self.rate(),
             "us_per_event": self.us_per_event(),
+            "startup_s": self.startup_s, "elapsed_s": self.elapsed_s,
+            "explore_executions_per_s": self.explore_rate(),
             "peak_rss_kib": self.peak_rss_kib,
             "worker_peak_rss_kib": self.worker_rss_kib,
         })
@@ -300,7 +310,7 @@ fn main() {
         .filter(|p| filters.is_empty() || filters.iter().any(|f| p.name().contains(f.as_str())))
         .collect();
     println!(
-        "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9} {:>10} {:>8} {:>9} {:>10}{}",
+        "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9} {:>10} {:>8} {:>8} {:>10} {:>9} {:>10}{}",
         "program",
         "model",
         "verdict",
@@ -309,6 +319,8 @@ fn main() {
         "wall s",
         "execs/s",
         "us/event",
+        "start ms",
+        "explore/s",
         "RSS KiB",
         "worker KiB",
         if before.is_empty() { "" } else { "   speed-up" }
@@ -342,6 +354,8 @@ fn main() {
                 blocked: report["blocked"].as_u64().unwrap_or(0),
                 events: report["events"].as_u64().unwrap_or(0),
                 wall_s: wall,
+                startup_s: report["startup_s"].as_f64().unwrap_or(0.0),
+                elapsed_s: report["elapsed_s"].as_f64().unwrap_or(wall),
                 peak_rss_kib: rss,
                 worker_rss_kib: report["worker_peak_rss_kib"].as_u64(),
             };
@@ -352,7 +366,7 @@ fn main() {
                 .map(|b| format!("   {:>7.2}x", row.rate() / b.max(1e-9)))
                 .unwrap_or_default();
             println!(
-                "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9.3} {:>10.0} {:>8.2} {:>9} {:>10}{speedup}{}",
+                "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9.3} {:>10.0} {:>8.2} {:>8.2} {:>10.0} {:>9} {:>10}{speedup}{}",
                 row.name,
                 row.model,
                 row.verdict,
@@ -361,6 +375,8 @@ fn main() {
                 row.wall_s,
                 row.rate(),
                 row.us_per_event(),
+                row.startup_s * 1e3,
+                row.explore_rate(),
                 row.peak_rss_kib,
                 row.worker_rss_kib
                     .map_or_else(|| "-".to_string(), |k| k.to_string()),
@@ -372,11 +388,14 @@ fn main() {
     let execs: u64 = rows.iter().map(|r| r.executions).sum();
     let events: u64 = rows.iter().map(|r| r.events).sum();
     let wall: f64 = rows.iter().map(|r| r.wall_s).sum();
+    let startup: f64 = rows.iter().map(|r| r.startup_s).sum();
     println!(
-        "{} runs, {execs} executions ({events} events) in {wall:.1} s of checking ({:.0} executions/s, {:.2} us/event overall), {:.1} s in all",
+        "{} runs, {execs} executions ({events} events) in {wall:.1} s of checking ({:.0} executions/s, {:.2} us/event overall; start-ups {:.2} s, {:.1} ms each), {:.1} s in all",
         rows.len(),
         execs as f64 / wall.max(1e-9),
         wall * 1e6 / events.max(1) as f64,
+        startup,
+        startup * 1e3 / rows.len().max(1) as f64,
         total.elapsed().as_secs_f64()
     );
     let commit = Command::new("git")

@@ -434,6 +434,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
     pin(0);
     let started = Instant::now();
     let (program, mut target) = target::launch(&path, &opts)?;
+    let startup_s = started.elapsed().as_secs_f64();
     let nsites = target.sites();
     if !cli.gdb && workers == 1 {
         drop(tmp); // the running fork server holds everything it needs (gdb needs the file)
@@ -505,6 +506,7 @@ fn run(cli: &Cli) -> Result<u8, UsageError> {
         executor,
         engine,
         worker_rss_kib: target::in_worker::worker_peak_kib().filter(|_| engine == "worker"),
+        startup_s,
     };
     // Save the schedule of each distinct error (not when replaying one).
     let mut saved = Vec::new();

@@ -465,6 +465,7 @@ pub fn json(
         "bounded": s.bounded,
         "events": s.events,
         "elapsed_s": (elapsed_s * 1e6).round() / 1e6,
+        "startup_s": (part.startup_s * 1e6).round() / 1e6,
         "jobs": part.jobs,
         "executor": part.executor,
         "engine": part.engine,
@@ -510,6 +511,8 @@ pub struct Part {
     pub engine: &'static str,
     /// With the engine in the worker: the worker's peak resident memory (KiB).
     pub worker_rss_kib: Option<u64>,
+    /// Seconds until the program stood instrumented at main, ready for its first execution.
+    pub startup_s: f64,
 }
 
 /// The closing lines of a text report.

@@ -850,14 +850,46 @@ impl Drop for NativeTarget {
         let pgid = self.server.id() as i32;
         // The fork server leaves once its worker has left and it has reaped it; a process
         // killed with the group below may still be tearing down when we return.
-        let deadline = Instant::now() + Duration::from_secs(1);
-        while !exited_unreaped(pgid) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        wait_exited_unreaped(pgid, Duration::from_secs(1));
         // SAFETY: the fork server leads its own process group (setpgid in pre_exec); every
         // process in it was started by us.
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
         let _ = self.server.wait();
+    }
+}
+
+/// Wait up to `limit` for child `pid` to end, leaving it a zombie (its PID and process group
+/// reserved). On a pidfd when the kernel has them (the end is seen at once; polling would add
+/// up to a poll period to every check).
+fn wait_exited_unreaped(pid: i32, limit: Duration) {
+    // SAFETY: pidfd_open takes a PID and flags; the descriptor is ours and closed below.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+    if fd >= 0 {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let deadline = Instant::now() + limit;
+        while !exited_unreaped(pid) {
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis() as i32;
+            // SAFETY: one pollfd, valid for the call.
+            let r = unsafe { libc::poll(&mut p, 1, left) };
+            let interrupted =
+                r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
+            if left == 0 || r == 0 || (r < 0 && !interrupted) {
+                break;
+            }
+        }
+        // SAFETY: the pidfd opened above.
+        unsafe { libc::close(fd) };
+        return;
+    }
+    let deadline = Instant::now() + limit;
+    while !exited_unreaped(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
