@@ -28,11 +28,74 @@ static char *heap_lo, *snap_brk;
 static int heap_region = -1;       /* its index in regions */
 static char *heap_used, *heap_mark; /* see smc_snapshot_heap_mark */
 #define HEAP_SLACK 64              /* malloc writes the next chunk's header after a block */
+/* What a restore does, run by run: copy bytes back, or (zero) check bytes that were zero at the
+ * snapshot and clear them only if written. Most of libc's .bss and of a program's data is zero
+ * and stays so; reading it costs half of copying it. */
+#define MAX_RUNS 1024
+#define LINE 64
+#define MIN_ZERO_RUN 512 /* shorter zero stretches are copied: checking them would cost more */
+static struct run {
+    char *lo;
+    const char *copy;
+    size_t len;
+    int zero;
+} runs[MAX_RUNS + MAX_REGIONS + 2]; /* each region ends with one run past MAX_RUNS */
+static int nruns;
 static struct {
     unsigned lo, hi;
 } fd_gaps[MAX_FD_GAPS];
 static int nfd_gaps;
 static char maps[1 << 17];
+
+/* 16-byte vectors: SSE2 on x86-64, VSX on POWER */
+typedef uint64_t smc_v2 __attribute__((vector_size(16), aligned(1)));
+
+static int all_zero(const char *p, size_t n) {
+    smc_v2 a = {0, 0}, b = {0, 0}, c = {0, 0}, d = {0, 0};
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a |= *(const smc_v2 *)(p + i);
+        b |= *(const smc_v2 *)(p + i + 16);
+        c |= *(const smc_v2 *)(p + i + 32);
+        d |= *(const smc_v2 *)(p + i + 48);
+    }
+    a |= b | c | d;
+    int z = (a[0] | a[1]) == 0;
+    for (; i < n; i++) z &= p[i] == 0;
+    return z;
+}
+
+static void add_run(char *lo, const char *copy, size_t len, int zero) {
+    if (len == 0) return;
+    struct run *last = nruns ? &runs[nruns - 1] : NULL;
+    if (last && last->zero == zero && last->lo + last->len == lo) {
+        last->len += len;
+        return;
+    }
+    runs[nruns++] = (struct run){lo, copy, len, zero};
+}
+
+/* The runs of [lo, hi), whose copy is at `copy`: zero stretches of MIN_ZERO_RUN bytes or more
+ * (in whole lines) are checked, the rest copied. Past MAX_RUNS, the rest is copied. */
+static void plan_runs(char *lo, char *hi, const char *copy) {
+    char *p = lo;
+    while (p < hi) {
+        if (nruns >= MAX_RUNS) break;
+        char *z = p; /* the next zero stretch long enough: [z, e) */
+        char *e = p;
+        while (z < hi) {
+            e = z;
+            while (e + LINE <= hi && all_zero(copy + (e - lo), LINE)) e += LINE;
+            if (e - z >= MIN_ZERO_RUN) break;
+            z = e + LINE;
+        }
+        if (z >= hi) break;
+        add_run(p, copy + (p - lo), (size_t)(z - p), 0);
+        add_run(z, NULL, (size_t)(e - z), 1);
+        p = e;
+    }
+    add_run(p, copy + (p - lo), (size_t)(hi - p), 0);
+}
 
 static const char *add(char *lo, char *hi) {
     if (hi <= lo) return NULL;
@@ -233,9 +296,13 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
 
     char *copies = mmap(NULL, total_bytes + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copies == MAP_FAILED) return "no memory for the snapshot";
+    nruns = 0;
     for (int i = 0; i < nregions; i++) {
         regions[i].copy = copies;
         memcpy(copies, regions[i].lo, (size_t)(regions[i].hi - regions[i].lo));
+        char *hi = regions[i].hi;
+        if (i == heap_region && heap_used < hi) hi = heap_used; /* the rest: see restore */
+        plan_runs(regions[i].lo, hi, copies);
         copies += regions[i].hi - regions[i].lo;
     }
     remember_fds();
@@ -249,11 +316,21 @@ void smc_snapshot_restore(void) {
         syscall(SYS_brk, snap_brk);
         heap_mark = snap_brk;
     }
-    for (int i = 0; i < nregions; i++) {
-        char *hi = regions[i].hi;
-        if (i == heap_region && heap_mark < hi) hi = heap_mark;
-        if (hi > regions[i].lo) memcpy(regions[i].lo, regions[i].copy, (size_t)(hi - regions[i].lo));
+    for (int i = 0; i < nruns; i++) {
+        struct run *r = &runs[i];
+        if (!r->zero) {
+            memcpy(r->lo, r->copy, r->len);
+            continue;
+        }
+        for (size_t off = 0; off < r->len; off += 1024) {
+            size_t n = r->len - off < 1024 ? r->len - off : 1024;
+            if (!all_zero(r->lo + off, n)) memset(r->lo + off, 0, n);
+        }
     }
+    /* above the heap's part in use at the snapshot, all was zero: what the execution used */
+    struct region *h = &regions[heap_region];
+    char *hi = heap_mark < h->hi ? heap_mark : h->hi;
+    if (heap_used < hi) memset(heap_used, 0, (size_t)(hi - heap_used));
     heap_mark = heap_used;
     for (int i = 0; i < nfd_gaps; i++) syscall(SYS_close_range, fd_gaps[i].lo, fd_gaps[i].hi, 0);
 }
