@@ -342,7 +342,8 @@ const CORPUS: &[Case] = &[
         Program("prints_then_fails", &[]),
         &[],
         1,
-        "    | counter is 1\n",
+        // this execution's output only, from its first line
+        "bytes):\n    | starting\n    | counter is 1\n",
     ),
     case(
         Program("floods_then_fails", &[]),

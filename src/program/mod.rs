@@ -184,8 +184,7 @@ impl Program {
             }
         }
         for v in [&mut functions, &mut objects] {
-            v.sort_by(|a, b| a.addr.cmp(&b.addr).then(a.name.cmp(&b.name)));
-            v.dedup_by(|a, b| a.addr == b.addr);
+            one_name_per_address(v);
         }
         Ok(Program {
             path: path.to_path_buf(),
@@ -253,10 +252,48 @@ impl Program {
     }
 }
 
+/// Sort by address and keep one symbol per address: one with a size rather than a marker
+/// (`stdout`, copied into the program's .bss, shares its address with `__TMC_END__`), then
+/// the shortest name (`stdout` rather than `stdout@GLIBC_2.2.5`), then the first by name.
+fn one_name_per_address(v: &mut Vec<Symbol>) {
+    v.sort_by(|a, b| {
+        (a.addr, a.size == 0, a.name.len(), &a.name).cmp(&(
+            b.addr,
+            b.size == 0,
+            b.name.len(),
+            &b.name,
+        ))
+    });
+    v.dedup_by(|a, b| a.addr == b.addr);
+}
+
 fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".to_string(),
         std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_is_named_by_its_sized_symbol_with_the_plainest_name() {
+        let sym = |addr, size, name: &str| Symbol {
+            addr,
+            size,
+            name: name.to_string(),
+        };
+        let mut v = vec![
+            sym(0x4040, 8, "stdout@GLIBC_2.2.5"),
+            sym(0x4040, 0, "__TMC_END__"),
+            sym(0x4040, 8, "stdout"),
+            sym(0x4010, 4, "counter"),
+        ];
+        one_name_per_address(&mut v);
+        let names: Vec<&str> = v.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["counter", "stdout"]);
     }
 }
