@@ -327,10 +327,12 @@ void smc_snapshot_restore(void) {
             if (!all_zero(r->lo + off, n)) memset(r->lo + off, 0, n);
         }
     }
-    /* above the heap's part in use at the snapshot, all was zero: what the execution used */
-    struct region *h = &regions[heap_region];
-    char *hi = heap_mark < h->hi ? heap_mark : h->hi;
-    if (heap_used < hi) memset(heap_used, 0, (size_t)(hi - heap_used));
+    /* above the heap's part in use at the snapshot, all was zero: what the execution used
+     * (no region when the heap was empty) */
+    if (heap_region < nregions) {
+        char *hi = heap_mark < regions[heap_region].hi ? heap_mark : regions[heap_region].hi;
+        if (heap_used < hi) memset(heap_used, 0, (size_t)(hi - heap_used));
+    }
     heap_mark = heap_used;
     for (int i = 0; i < nfd_gaps; i++) syscall(SYS_close_range, fd_gaps[i].lo, fd_gaps[i].hi, 0);
 }

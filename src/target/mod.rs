@@ -862,34 +862,34 @@ impl Drop for NativeTarget {
 /// reserved). On a pidfd when the kernel has them (the end is seen at once; polling would add
 /// up to a poll period to every check).
 fn wait_exited_unreaped(pid: i32, limit: Duration) {
+    let deadline = Instant::now() + limit;
     // SAFETY: pidfd_open takes a PID and flags; the descriptor is ours and closed below.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
-    if fd >= 0 {
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let deadline = Instant::now() + limit;
-        while !exited_unreaped(pid) {
-            let left = deadline
-                .saturating_duration_since(Instant::now())
-                .as_millis() as i32;
-            // SAFETY: one pollfd, valid for the call.
-            let r = unsafe { libc::poll(&mut p, 1, left) };
-            let interrupted =
-                r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
-            if left == 0 || r == 0 || (r < 0 && !interrupted) {
-                break;
-            }
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    while !exited_unreaped(pid) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
         }
+        if fd < 0 {
+            std::thread::sleep(left.min(Duration::from_millis(1)));
+            continue;
+        }
+        // SAFETY: one pollfd, valid for the call.
+        let r = unsafe { libc::poll(&mut p, 1, left.as_millis() as i32) };
+        let interrupted =
+            r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
+        if r == 0 || (r < 0 && !interrupted) {
+            break;
+        }
+    }
+    if fd >= 0 {
         // SAFETY: the pidfd opened above.
         unsafe { libc::close(fd) };
-        return;
-    }
-    let deadline = Instant::now() + limit;
-    while !exited_unreaped(pid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
