@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include "snapshot.h"
 
+#include "arch.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -64,6 +66,9 @@ static int all_zero(const char *p, size_t n) {
     for (; i < n; i++) z &= p[i] == 0;
     return z;
 }
+
+/* The zero check of the restore: the processor's widest (arch.h), chosen at the snapshot. */
+static int (*zero_check)(const char *, size_t) = all_zero;
 
 static void add_run(char *lo, const char *copy, size_t len, int zero) {
     if (len == 0) return;
@@ -297,6 +302,9 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
     char *copies = mmap(NULL, total_bytes + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copies == MAP_FAILED) return "no memory for the snapshot";
     nruns = 0;
+#ifdef SMC_HAVE_WIDE_ZERO
+    if (smc_wide_zero_usable()) zero_check = smc_all_zero_wide;
+#endif
     for (int i = 0; i < nregions; i++) {
         regions[i].copy = copies;
         memcpy(copies, regions[i].lo, (size_t)(regions[i].hi - regions[i].lo));
@@ -324,7 +332,7 @@ void smc_snapshot_restore(void) {
         }
         for (size_t off = 0; off < r->len; off += 1024) {
             size_t n = r->len - off < 1024 ? r->len - off : 1024;
-            if (!all_zero(r->lo + off, n)) memset(r->lo + off, 0, n);
+            if (!zero_check(r->lo + off, n)) memset(r->lo + off, 0, n);
         }
     }
     /* above the heap's part in use at the snapshot, all was zero: what the execution used

@@ -2,6 +2,8 @@
  * Register numbers are the hardware encoding order used by src/decode (0 = rax ... 15 = r15). */
 #ifndef SMC_ARCH_H
 #define SMC_ARCH_H
+#include <cpuid.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
 
@@ -26,5 +28,36 @@ static inline uint64_t smc_acc(const greg_t *g) { return smc_reg(g, 0); }
 static inline uint64_t smc_acc_hi(const greg_t *g) { return smc_reg(g, 2); }
 static inline greg_t *smc_gregs(ucontext_t *uc) { return uc->uc_mcontext.gregs; }
 #define SMC_NGPR 16
+
+/* Whether [p, p + n) is all zero, 32 bytes at a time: the restore reads most of libc's .bss
+ * after every execution, and AVX2 reads it in about half the time of SSE2 here. Only where
+ * smc_wide_zero_usable() says so (the runtime is built for baseline x86-64). */
+#define SMC_HAVE_WIDE_ZERO 1
+typedef long long smc_v4 __attribute__((vector_size(32), aligned(1)));
+__attribute__((target("avx2"))) static inline int smc_all_zero_wide(const char *p, size_t n) {
+    smc_v4 a = {0}, b = {0}, c = {0}, d = {0};
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        a |= *(const smc_v4 *)(p + i);
+        b |= *(const smc_v4 *)(p + i + 32);
+        c |= *(const smc_v4 *)(p + i + 64);
+        d |= *(const smc_v4 *)(p + i + 96);
+    }
+    for (; i + 32 <= n; i += 32) a |= *(const smc_v4 *)(p + i);
+    a |= b | c | d;
+    int z = __builtin_ia32_ptestz256(a, a);
+    for (; i < n; i++) z &= p[i] == 0;
+    return z;
+}
+
+/* AVX2 in the processor and its YMM state enabled by the OS. */
+static inline int smc_wide_zero_usable(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX)) return 0;
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 6) != 6) return 0; /* SSE and AVX state */
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+}
 
 #endif
