@@ -133,7 +133,7 @@ struct TraceEvent {
     section: Option<usize>,
 }
 
-#[derive(Default, Clone)]
+#[derive(Default)]
 struct ThreadRun {
     slot: u32,
     parent: Option<ThreadId>,
@@ -155,6 +155,33 @@ struct ThreadRun {
     flushed: Clock,
     /// PSO: join of the clocks of this thread's updates, per sfence epoch.
     epoch_clocks: Vec<Clock>,
+}
+
+impl Clone for ThreadRun {
+    fn clone(&self) -> Self {
+        let mut t = ThreadRun::default();
+        t.clone_from(self);
+        t
+    }
+
+    /// Field by field, keeping this one's vectors (checkpoints are copied into retired ones).
+    fn clone_from(&mut self, o: &Self) {
+        self.slot = o.slot;
+        self.parent = o.parent;
+        self.start = o.start;
+        self.clock.clone_from(&o.clock);
+        self.seq = o.seq;
+        self.pending = o.pending;
+        self.exited = o.exited;
+        self.children = o.children;
+        self.exit_event = o.exit_event;
+        self.last_event = o.last_event;
+        self.window.clone_from(&o.window);
+        self.atomic_begin = o.atomic_begin;
+        self.updater = o.updater;
+        self.flushed.clone_from(&o.flushed);
+        self.epoch_clocks.clone_from(&o.epoch_clocks);
+    }
 }
 
 #[derive(Default, Clone)]
@@ -212,6 +239,8 @@ struct Explorer<'a> {
     checkpoints: Vec<(usize, Run)>,
     /// How many steps the executor can carry out by itself (0: none; no checkpoints then).
     max_prefix: usize,
+    /// Checkpoints no longer on the path, whose allocations the next ones reuse.
+    retired: Vec<Run>,
 }
 
 /// Checkpoints are taken at every position while they are small, further apart as the state
@@ -391,19 +420,18 @@ impl Run {
         }
     }
 
-    /// This state without its trace, to restore at its position later.
-    fn checkpoint(&self) -> Run {
-        Run {
-            sync: self.sync.clone(),
-            slot_tid: self.slot_tid.clone(),
-            threads: self.threads.clone(),
-            trace: Vec::new(),
-            locs: self.locs.clone(),
-            process_exit: self.process_exit,
-            buffers: self.buffers.clone(),
-            flushing: self.flushing.clone(),
-            claimed: self.claimed,
-        }
+    /// Become a copy of `o` but for the trace, which is kept: a checkpoint (in a retired one,
+    /// with an empty trace) or the start of an execution at one (in the last execution's
+    /// state, whose trace up to there it shares). Reuses this state's allocations.
+    fn copy_from(&mut self, o: &Run) {
+        self.sync.clone_from(&o.sync);
+        self.slot_tid.clone_from(&o.slot_tid);
+        self.threads.clone_from(&o.threads);
+        self.locs.clone_from(&o.locs);
+        self.process_exit = o.process_exit;
+        self.buffers.clone_from(&o.buffers);
+        self.flushing.clone_from(&o.flushing);
+        self.claimed = o.claimed;
     }
 
     /// Whether the threads of `snap` wait where they waited in this state.
@@ -609,6 +637,7 @@ impl<'a> Explorer<'a> {
             spare: None,
             checkpoints: Vec::new(),
             max_prefix: 0,
+            retired: Vec::new(),
         }
     }
 
@@ -617,7 +646,8 @@ impl<'a> Explorer<'a> {
         // the positions before replay_until repeat the last execution's decisions
         let replayed = self.replay_until.min(self.nodes.len());
         let valid = self.checkpoints.partition_point(|(p, _)| *p <= replayed);
-        self.checkpoints.truncate(valid);
+        self.retired
+            .extend(self.checkpoints.drain(valid..).map(|(_, run)| run));
         let mut spare = self.spare.take();
         let (mut run, mut snap, mut pos) = match self.fast_forward(exec, &mut spare)? {
             Some(at) => at,
@@ -815,12 +845,11 @@ impl<'a> Explorer<'a> {
             exec.end()?;
             return Err(diverged(ran, self.nodes[ran].chosen));
         }
-        let mut run = saved.checkpoint();
+        let mut run = spare.take().expect("a last execution");
+        run.copy_from(saved);
         // past the split top (which may have been set after the checkpoint was taken)
         run.claimed = self.top_depth().is_some_and(|d| d < at);
-        let mut trace = std::mem::take(&mut spare.as_mut().expect("a last execution").trace);
-        trace.truncate(at);
-        run.trace = trace;
+        run.trace.truncate(at);
         // the pending events as the runtime reports them now: the saved ones but for their
         // await hashes, which are this execution's (equal unless the program reads state the
         // checker does not reset)
@@ -842,7 +871,9 @@ impl<'a> Explorer<'a> {
         let size = run.locs.len() + 8 * run.threads.len() + 8;
         let spacing = (size / CHECKPOINT_STEP).max(pos * size / CHECKPOINT_BUDGET);
         if pos > last + spacing {
-            self.checkpoints.push((pos, run.checkpoint()));
+            let mut saved = self.retired.pop().unwrap_or_else(|| Run::new(self.model));
+            saved.copy_from(run);
+            self.checkpoints.push((pos, saved));
         }
     }
 
