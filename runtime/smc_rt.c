@@ -425,10 +425,18 @@ static uint64_t effective_address(const struct smc_site *st, const greg_t *uc) {
  * hashes at the same pc, with no write in between, mean the thread is going round an await loop. */
 static uint64_t state_hash(const greg_t *uc, uint16_t dead) {
     /* four independent chains (the words of each chain a multiply apart would make one long
-     * dependency: ~3% of an exploration's samples), mixed at the end */
-    uint64_t h[4] = {1469598103934665603ULL, 0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL};
-    for (int i = 0; i < SMC_NGPR; i++)
-        if (!(dead >> i & 1)) h[i & 3] = (h[i & 3] ^ smc_reg(uc, i)) * 1099511628211ULL;
+     * dependency: ~3% of an exploration's samples), mixed at the end; in registers, four words
+     * a round (an array indexed by the word's number stayed in memory: a store and a reload
+     * in every chain's dependency) */
+    uint64_t h0 = 1469598103934665603ULL, h1 = 0x9e3779b97f4a7c15ULL, h2 = 0xc2b2ae3d27d4eb4fULL,
+             h3 = 0x165667b19e3779f9ULL;
+#define SMC_MIX(h, w) ((h) = ((h) ^ (w)) * 1099511628211ULL)
+    for (int i = 0; i < SMC_NGPR; i += 4) {
+        if (!(dead >> i & 1)) SMC_MIX(h0, smc_reg(uc, i));
+        if (!(dead >> (i + 1) & 1)) SMC_MIX(h1, smc_reg(uc, i + 1));
+        if (!(dead >> (i + 2) & 1)) SMC_MIX(h2, smc_reg(uc, i + 2));
+        if (!(dead >> (i + 3) & 1)) SMC_MIX(h3, smc_reg(uc, i + 3));
+    }
     uint64_t sp = smc_sp(uc);
     uint64_t lo = sp - SMC_RED_ZONE, hi = sp + 256;
     if (lo < t_stack_lo) lo = t_stack_lo;
@@ -436,10 +444,19 @@ static uint64_t state_hash(const greg_t *uc, uint16_t dead) {
     /* a coroutine's TLS lies above its stack: left out (a copy of main's, which the host's own
      * calls change between steps) */
     if (g_coroutines && t_slot >= 0 && g_co[t_slot].top && hi > g_co[t_slot].top) hi = g_co[t_slot].top;
-    unsigned k = 0;
-    for (uint64_t a = lo & ~7ULL; a + 8 <= hi; a += 8, k++)
-        h[k & 3] = (h[k & 3] ^ *(const uint64_t *)a) * 1099511628211ULL;
-    return ((h[0] * 31 + h[1]) * 31 + h[2]) * 31 + h[3];
+    const uint64_t *w = (const uint64_t *)(uintptr_t)(lo & ~7ULL);
+    size_t n = hi >= (lo & ~7ULL) + 8 ? (hi - (lo & ~7ULL)) / 8 : 0, k = 0;
+    for (; k + 4 <= n; k += 4) {
+        SMC_MIX(h0, w[k]);
+        SMC_MIX(h1, w[k + 1]);
+        SMC_MIX(h2, w[k + 2]);
+        SMC_MIX(h3, w[k + 3]);
+    }
+    if (k < n) SMC_MIX(h0, w[k]);
+    if (k + 1 < n) SMC_MIX(h1, w[k + 1]);
+    if (k + 2 < n) SMC_MIX(h2, w[k + 2]);
+#undef SMC_MIX
+    return ((h0 * 31 + h1) * 31 + h2) * 31 + h3;
 }
 
 static int cas_would_write(const struct smc_site *st, uint64_t ea, const greg_t *uc) {
