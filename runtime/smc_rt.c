@@ -313,7 +313,8 @@ static int log_epoch(uint32_t k) {
 }
 
 /* Carry out the next scripted steps: buffered stores reach memory, then one thread is let
- * run its event. 0 when the script is done (or cannot go on): the supervisor takes over. */
+ * run its event: its slot + 1. 0 when the script is done (or cannot go on): the supervisor
+ * takes over. */
 static int run_script(void) {
     uint32_t len = LOAD(&ch->script_len);
     if (len > SMC_MAX_SCRIPT) len = SMC_MAX_SCRIPT;
@@ -337,16 +338,14 @@ static int run_script(void) {
         STORE(&ch->running, 1);
         STORE(&s->go, 1);
         if (st->slot != (uint32_t)t_slot && !g_coroutines) futex(&s->go, FUTEX_WAKE, 1, NULL);
-        return 1;
+        return (int)st->slot + 1;
     }
     return 0;
 }
 
-/* Every thread of the execution waits now: go on with the script, or ask the supervisor.
- * `running` is 0 for a moment between two scripted steps too; the supervisor takes it for a
- * stop only once script_len is 0 again. */
 /* Every thread of the execution waits: let the script's next step run (1), or end the script
- * and tell the supervisor (0). */
+ * and tell the supervisor (0). `running` is 0 for a moment between two scripted steps too; the
+ * supervisor takes it for a stop only once script_len is 0 again. */
 static int go_on_or_notify(void) {
     if (LOAD(&ch->script_len) && !LOAD(&ch->running) && run_script()) return 1;
     STORE(&ch->script_len, 0);
@@ -354,12 +353,24 @@ static int go_on_or_notify(void) {
     return 0;
 }
 
-static void all_waiting(void) {
+/* A coroutine that stopped last goes on with the script itself: the next step's thread runs
+ * without a round through the host (two switches, one with the host's thread pointer), or
+ * at once if it is this one. 0 when the script is over: the host takes over. Not inlined: its
+ * frame lies below smc_stop's, where smc_stop clears after the stop (see there). */
+static __attribute__((noinline)) int script_goes_on(void) {
+    if (!LOAD(&ch->script_len) || LOAD(&ch->running)) return 0;
+    int slot = run_script() - 1;
+    if (slot < 0) return 0;
+    if (slot != t_slot) g_resume = slot;
+    return 1;
+}
+
+/* Every thread of the execution waits. `stopping`: the caller waits for its go next (it may
+ * go on with the script itself); otherwise it leaves for the host. */
+static void all_waiting(int stopping) {
     if (g_coroutines) {
-        /* the host goes on (co_run_ready): what runs on the program's stacks is then the same
-         * whether the next step is scripted or not, and so are the await hashes of its loads,
-         * which take in the stack below the stack pointer */
-        g_all_waiting = 1;
+        /* else the host goes on (co_run_ready) */
+        if (!stopping || !script_goes_on()) g_all_waiting = 1;
         return;
     }
     go_on_or_notify();
@@ -389,8 +400,13 @@ static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t si
     s->site = site;
     STORE(&s->state, SMC_SLOT_STOPPED);
     if (op == SMC_OP_THREAD_START && !g_coroutines) futex_wake_all(&s->state); /* the creator waits */
-    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) all_waiting();
+    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) all_waiting(1);
     wait_go(s);
+    /* Whether the script went on here or in the host, or another thread's engine step ran, is
+     * not the program's business: the await hash of a later load takes in stack words the
+     * program may not have written since, so what the stop left below this frame is cleared
+     * (the same bytes either way). */
+    if (g_coroutines) smc_clear_below_sp();
     errno = saved_errno;
     return LOAD(&s->reply);
 }
@@ -1110,7 +1126,7 @@ static void thread_finish(void *ret) {
     g_co[t_slot].ret = ret;
     t_slot = -1;
     STORE(&s->state, SMC_SLOT_EXITED);
-    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) all_waiting();
+    if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) all_waiting(0);
 }
 
 static void *thread_start(void *p) {
