@@ -164,23 +164,41 @@ impl Clone for ThreadRun {
         t
     }
 
-    /// Field by field, keeping this one's vectors (checkpoints are copied into retired ones).
+    /// Field by field, keeping this one's vectors (checkpoints are copied into retired ones);
+    /// every field named, so that a new one cannot be forgotten here.
     fn clone_from(&mut self, o: &Self) {
-        self.slot = o.slot;
-        self.parent = o.parent;
-        self.start = o.start;
-        self.clock.clone_from(&o.clock);
-        self.seq = o.seq;
-        self.pending = o.pending;
-        self.exited = o.exited;
-        self.children = o.children;
-        self.exit_event = o.exit_event;
-        self.last_event = o.last_event;
-        self.window.clone_from(&o.window);
-        self.atomic_begin = o.atomic_begin;
-        self.updater = o.updater;
-        self.flushed.clone_from(&o.flushed);
-        self.epoch_clocks.clone_from(&o.epoch_clocks);
+        let ThreadRun {
+            slot,
+            parent,
+            start,
+            clock,
+            seq,
+            pending,
+            exited,
+            children,
+            exit_event,
+            last_event,
+            window,
+            atomic_begin,
+            updater,
+            flushed,
+            epoch_clocks,
+        } = o;
+        self.slot = *slot;
+        self.parent = *parent;
+        self.start = *start;
+        self.clock.clone_from(clock);
+        self.seq = *seq;
+        self.pending = *pending;
+        self.exited = *exited;
+        self.children = *children;
+        self.exit_event = *exit_event;
+        self.last_event = *last_event;
+        self.window.clone_from(window);
+        self.atomic_begin = *atomic_begin;
+        self.updater = *updater;
+        self.flushed.clone_from(flushed);
+        self.epoch_clocks.clone_from(epoch_clocks);
     }
 }
 
@@ -424,14 +442,25 @@ impl Run {
     /// with an empty trace) or the start of an execution at one (in the last execution's
     /// state, whose trace up to there it shares). Reuses this state's allocations.
     fn copy_from(&mut self, o: &Run) {
-        self.sync.clone_from(&o.sync);
-        self.slot_tid.clone_from(&o.slot_tid);
-        self.threads.clone_from(&o.threads);
-        self.locs.clone_from(&o.locs);
-        self.process_exit = o.process_exit;
-        self.buffers.clone_from(&o.buffers);
-        self.flushing.clone_from(&o.flushing);
-        self.claimed = o.claimed;
+        let Run {
+            sync,
+            slot_tid,
+            threads,
+            trace: _,
+            locs,
+            process_exit,
+            buffers,
+            flushing,
+            claimed,
+        } = o;
+        self.sync.clone_from(sync);
+        self.slot_tid.clone_from(slot_tid);
+        self.threads.clone_from(threads);
+        self.locs.clone_from(locs);
+        self.process_exit = *process_exit;
+        self.buffers.clone_from(buffers);
+        self.flushing.clone_from(flushing);
+        self.claimed = *claimed;
     }
 
     /// Whether the threads of `snap` wait where they waited in this state.
