@@ -21,8 +21,21 @@ use crate::model::{BufferKind, Model};
 
 /// Vector clock indexed by thread id; entry t = number of t's events known. Every event has
 /// one: inline up to 8 threads, so copying one allocates nothing on litmus-size programs.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 struct Clock(SmallVec<[u32; 8]>);
+
+/// By slice copies: SmallVec's own clone goes element by element through an iterator
+/// (clocks and location histories are copied into every checkpoint).
+impl Clone for Clock {
+    fn clone(&self) -> Self {
+        Clock(SmallVec::from_slice(&self.0))
+    }
+
+    fn clone_from(&mut self, o: &Self) {
+        self.0.clear();
+        self.0.extend_from_slice(&o.0);
+    }
+}
 
 impl Clock {
     fn get(&self, t: ThreadId) -> u32 {
@@ -202,12 +215,21 @@ impl Clone for ThreadRun {
     }
 }
 
-#[derive(Default, Clone)]
+#[derive(Default)]
 struct LocHistory {
     last_write: Option<usize>,
     /// Latest read of each thread (a later write is ordered after those of other owners);
     /// inline for a few threads: checkpoints clone every location's history.
     reads: SmallVec<[usize; 4]>,
+}
+
+impl Clone for LocHistory {
+    fn clone(&self) -> Self {
+        LocHistory {
+            last_write: self.last_write,
+            reads: SmallVec::from_slice(&self.reads),
+        }
+    }
 }
 
 /// State of one execution.
