@@ -61,8 +61,8 @@ struct Node {
     chosen: ThreadId,
     alt: u32,
     alts: u32,
-    enabled: Vec<ThreadId>,
-    backtrack: Vec<ThreadId>,
+    enabled: Threads,
+    backtrack: Threads,
     /// Inherited sleep set, with each sleeping thread's next event.
     sleep: Vec<(ThreadId, Event)>,
     /// Threads already explored from this node, with the event they ran.
@@ -133,6 +133,9 @@ impl ThreadNames {
             .fold(ThreadId::MAIN, |parent, &nth| self.child(parent, nth))
     }
 }
+
+/// A few threads (enabled ones, backtrack sets: made at every step, kept off the heap).
+type Threads = SmallVec<[ThreadId; 8]>;
 
 /// Trace positions an event is linked to (a few, per event: kept off the heap).
 type Links = SmallVec<[usize; 8]>;
@@ -352,8 +355,8 @@ pub fn replay(
             chosen,
             alt: s.alt,
             alts: s.alt + 1,
-            enabled: Vec::new(),
-            backtrack: Vec::new(),
+            enabled: Threads::new(),
+            backtrack: Threads::new(),
             sleep: Vec::new(),
             explored: Vec::new(),
             op: None,
@@ -556,15 +559,15 @@ impl Run {
         }
     }
 
-    fn live(&self) -> Vec<ThreadId> {
+    fn live(&self) -> Threads {
         (0..self.threads.len())
             .map(|i| ThreadId(i as u32))
             .filter(|&t| self.threads[t.index()].pending.is_some())
             .collect()
     }
 
-    fn enabled(&self) -> Vec<ThreadId> {
-        let en: Vec<ThreadId> = self
+    fn enabled(&self) -> Threads {
+        let en: Threads = self
             .live()
             .into_iter()
             .filter(|&t| {
@@ -764,7 +767,7 @@ impl<'a> Explorer<'a> {
                 t
             } else {
                 let enabled = run.enabled();
-                let awake: Vec<ThreadId> = enabled
+                let awake: Threads = enabled
                     .iter()
                     .copied()
                     .filter(|t| !sleep.iter().any(|(s, _)| s == t))
@@ -789,7 +792,11 @@ impl<'a> Explorer<'a> {
                     alts: run.sync.alternatives(&op),
                     enabled: enabled.clone(),
                     // the split top branches every way
-                    backtrack: if in_top { awake } else { vec![t] },
+                    backtrack: if in_top {
+                        awake
+                    } else {
+                        smallvec::smallvec![t]
+                    },
                     sleep: std::mem::take(&mut sleep),
                     explored: Vec::new(),
                     op: Some(op),
@@ -1240,7 +1247,7 @@ impl<'a> Explorer<'a> {
     fn reverse(&mut self, run: &Run, e: usize, e2: usize) {
         let q = run.trace[e2].ev.thread;
         // first event of each thread in v = notdep(e) . e2
-        let mut firsts: Vec<(ThreadId, usize)> = Vec::new();
+        let mut firsts: SmallVec<[(ThreadId, usize); 8]> = SmallVec::new();
         for j in (e + 1..e2).chain(std::iter::once(e2)) {
             if j < e2 && run.hb(e, j) {
                 continue;
@@ -1250,7 +1257,7 @@ impl<'a> Explorer<'a> {
                 firsts.push((t, j));
             }
         }
-        let initials: Vec<ThreadId> = firsts
+        let initials: Threads = firsts
             .iter()
             .filter(|&&(_, fj)| !firsts.iter().any(|&(_, gj)| gj < fj && run.hb(gj, fj)))
             .map(|&(t, _)| t)
@@ -1261,7 +1268,7 @@ impl<'a> Explorer<'a> {
         if initials.iter().any(|&t| node.covers(t)) {
             return;
         }
-        let candidates: Vec<ThreadId> = initials
+        let candidates: Threads = initials
             .iter()
             .copied()
             .filter(|t| node.enabled.contains(t))
