@@ -65,11 +65,12 @@ __asm__(".text\n"
         "  .cfi_endproc\n"
         ".size smc_coro_start, .-smc_coro_start\n");
 void smc_coro_switch(uint64_t *save_sp, uint64_t load_sp, uint64_t load_fs, int program);
+void smc_coro_start(void);
 
-/* Zero the 256 bytes below the stack pointer: what the calls of a function that
- * is not a leaf left there (nothing live lies there). A stop's own calls write 64 bytes below
- * smc_stop's frame, whichever way it waits (measured); 16-byte stores, as a `rep stos` costs
- * more to start than this takes. */
+/* Zero the 256 bytes below the stack pointer: what the calls of a function that is not a leaf
+ * left there (nothing live lies there). A stop's own calls write 64 bytes below smc_stop's
+ * frame, whichever way it waits (measured); 16-byte stores, as a `rep stos` costs more to
+ * start than this takes. */
 static inline __attribute__((always_inline)) void smc_clear_below_sp(void) {
     __asm__ volatile("pxor %%xmm0,%%xmm0\n"
                      ".irp off,16,32,48,64,80,96,112,128,144,160,176,192,208,224,240,256\n"
@@ -79,7 +80,6 @@ static inline __attribute__((always_inline)) void smc_clear_below_sp(void) {
                      :
                      : "xmm0", "memory");
 }
-void smc_coro_start(void);
 
 /* The stack pointer a new coroutine starts with: a frame smc_coro_switch pops into
  * smc_coro_start, which calls `entry` (it must not return) with the stack 16-byte aligned. */
