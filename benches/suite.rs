@@ -189,6 +189,30 @@ impl Row {
     }
 }
 
+/// The processor the figures come from: a VM of the same name may run on another one from day
+/// to day (three times slower on one day here), and figures are comparable only on one.
+fn machine() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+            .and_then(|l| l.split_once(':'))
+            .map_or("?", |(_, v)| v.trim())
+    };
+    let flags: Vec<&str> = field("flags").split_whitespace().collect();
+    let vector = ["avx512f", "avx2"]
+        .into_iter()
+        .find(|f| flags.contains(f))
+        .unwrap_or("sse2");
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "{} (family {}, model {}), {vector}, {cpus} CPUs",
+        field("model name"),
+        field("cpu family"),
+        field("model")
+    )
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -279,11 +303,19 @@ fn main() {
             _ => filters.push(a),
         }
     }
+    let machine = machine();
+    println!("machine: {machine}");
     let before: HashMap<String, f64> = compare
         .map(|p| {
             let text =
                 std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             let v: Value = serde_json::from_str(&text).expect("a results file of this harness");
+            if let Some(other) = v["machine"].as_str().filter(|m| *m != machine) {
+                println!(
+                    "note: {} was measured on another machine: {other}",
+                    p.display()
+                );
+            }
             v["rows"]
                 .as_array()
                 .into_iter()
@@ -406,6 +438,7 @@ fn main() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     let doc = json!({
         "commit": commit,
+        "machine": machine,
         "rows": rows.iter().map(Row::json).collect::<Vec<_>>(),
     });
     let out = json_out.unwrap_or_else(|| dir.join("latest.json"));
