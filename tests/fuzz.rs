@@ -165,6 +165,7 @@ fn x86_decoder() {
             name: ".text".into(),
             addr: 0x1000,
             bytes: code.to_vec(),
+            functions: vec![(0x1000, 0x1000 + code.len() as u64)],
         };
         for (i, site) in X86_64.decode(&section).iter().enumerate() {
             let at = 0x7fff_0000_0000 + (i * X86_64.copy_stride()) as u64;

@@ -18,6 +18,10 @@ pub struct CodeSection {
     pub name: String,
     pub addr: u64,
     pub bytes: Vec<u8>,
+    /// The functions in it (start, end; sorted) whose code the decoder may patch across
+    /// instruction boundaries: from the symbol table, none in a program with C++ exception
+    /// tables (a landing pad is reached by no branch).
+    pub functions: Vec<(u64, u64)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,6 +157,7 @@ impl Program {
                 name: name.to_string(),
                 addr: sh.sh_addr,
                 bytes,
+                functions: Vec::new(),
             });
         }
         if code.is_empty() {
@@ -185,6 +190,20 @@ impl Program {
         }
         for v in [&mut functions, &mut objects] {
             one_name_per_address(v);
+        }
+        let exception_tables = elf
+            .section_headers
+            .iter()
+            .any(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(".gcc_except_table"));
+        if !exception_tables {
+            for c in &mut code {
+                let end = c.addr + c.bytes.len() as u64;
+                c.functions = functions
+                    .iter()
+                    .filter(|f| f.size > 0 && f.addr >= c.addr && f.addr + f.size <= end)
+                    .map(|f| (f.addr, f.addr + f.size))
+                    .collect();
+            }
         }
         Ok(Program {
             path: path.to_path_buf(),

@@ -29,7 +29,11 @@ impl ChannelReader<'_> {
         let end = self.tramp + plan.code_size() as u64;
         if self.tramp != 0 && pc >= self.tramp && pc < end {
             if let Some(s) = plan.site_of_copy(self.tramp, pc) {
-                return s.site.offset + self.load_bias;
+                // a copy keeps the length of each instruction its patch covers: an offset
+                // into it is one into the original (past them: the jump back)
+                let into = pc - self.tramp - s.site.copy_off as u64;
+                let into = if into < s.site.len as u64 { into } else { 0 };
+                return s.site.offset + self.load_bias + into;
             }
         }
         pc
@@ -110,7 +114,9 @@ impl ChannelReader<'_> {
         let error = |kind| RuntimeError {
             kind,
             pc,
-            addr: h.err_addr,
+            // for SIGFPE and SIGILL the kernel gives the instruction's address: the original's
+            // (a data address is never inside the copies)
+            addr: self.original_pc(h.err_addr),
             message: self.ch.err_msg(),
             slot: slot.then_some(h.err_slot),
         };

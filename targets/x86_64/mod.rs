@@ -3,8 +3,10 @@
 
 pub mod litmus;
 
+use std::collections::HashSet;
+
 use iced_x86::{
-    CodeSize, Decoder as IcedDecoder, DecoderOptions, Formatter, Instruction,
+    CodeSize, Decoder as IcedDecoder, DecoderOptions, FlowControl, Formatter, Instruction,
     InstructionInfoFactory, IntelFormatter, Mnemonic, OpAccess, OpKind, Register, UsedMemory,
 };
 
@@ -13,6 +15,79 @@ use crate::decode::{DecodedSite, Decoder};
 use crate::program::CodeSection;
 
 pub struct X86_64;
+
+/// The length of the jump a hook writes over a site (`jmp rel32`).
+const HOOK_LEN: usize = 5;
+
+/// Patches over more than one instruction. A site shorter than a jump would be a trap (a signal
+/// per event, ~4.5 µs); its patch may also cover the instructions after it, which its copy
+/// then runs, when nothing can jump into the bytes it covers: they are in a function of the
+/// symbol table (none in a program with C++ exception tables) that has no indirect jump (a
+/// switch's table may point anywhere in it), no direct branch of the section lands on them,
+/// and they are neither branches nor sites themselves.
+struct Spans {
+    /// Instruction index of each site -> the length its patch covers.
+    len: std::collections::HashMap<usize, usize>,
+}
+
+impl Spans {
+    fn new(section: &CodeSection, all: &[Instruction], sites: &[(usize, Site)]) -> Spans {
+        let mut len = std::collections::HashMap::new();
+        if section.functions.is_empty() || sites.iter().all(|(k, _)| all[*k].len() >= HOOK_LEN) {
+            return Spans { len };
+        }
+        let targets: HashSet<u64> = all
+            .iter()
+            .filter(|i| {
+                (0..i.op_count()).any(|o| {
+                    matches!(
+                        i.op_kind(o),
+                        OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
+                    )
+                })
+            })
+            .map(|i| i.near_branch_target())
+            .collect();
+        let indirect: Vec<u64> = all
+            .iter()
+            .filter(|i| i.flow_control() == FlowControl::IndirectBranch)
+            .map(|i| i.ip())
+            .collect();
+        let is_site: HashSet<usize> = sites.iter().map(|(k, _)| *k).collect();
+        let funcs = &section.functions;
+        for &(k, _) in sites.iter().filter(|(k, _)| all[*k].len() < HOOK_LEN) {
+            let ip = all[k].ip();
+            let f = funcs.partition_point(|f| f.0 <= ip);
+            let Some(&(lo, hi)) = f.checked_sub(1).map(|f| &funcs[f]) else {
+                continue;
+            };
+            if ip >= hi || indirect.iter().any(|&a| a >= lo && a < hi) {
+                continue;
+            }
+            let mut span = all[k].len();
+            for (j, next) in all.iter().enumerate().skip(k + 1) {
+                let ok = !next.is_invalid()
+                    && next.flow_control() == FlowControl::Next
+                    && next.ip() + next.len() as u64 <= hi
+                    && !targets.contains(&next.ip())
+                    && !is_site.contains(&j);
+                if span >= HOOK_LEN || !ok {
+                    break;
+                }
+                span += next.len();
+            }
+            if span >= HOOK_LEN {
+                len.insert(k, span);
+            }
+        }
+        Spans { len }
+    }
+
+    /// The length the patch of the site at instruction `k` covers, if more than its own.
+    fn of(&self, k: usize) -> Option<usize> {
+        self.len.get(&k).copied()
+    }
+}
 
 /// Is this memory operand private to the thread? Stack-pointer-based operands are the thread's
 /// own frame; fs/gs-based ones are thread-local storage.
@@ -133,27 +208,35 @@ impl Decoder for X86_64 {
         let mut decoder =
             IcedDecoder::with_ip(64, &section.bytes, section.addr, DecoderOptions::NONE);
         let mut info = InstructionInfoFactory::new();
-        let mut out = Vec::new();
+        let mut all = Vec::new();
+        let mut sites = Vec::new();
         let mut instr = Instruction::default();
         while decoder.can_decode() {
             decoder.decode_out(&mut instr);
-            if instr.is_invalid() {
-                continue;
+            if !instr.is_invalid() {
+                if let Some(site) = classify(&instr, &mut info) {
+                    sites.push((all.len(), site));
+                }
             }
-            let Some(site) = classify(&instr, &mut info) else {
-                continue;
-            };
-            let start = (instr.ip() - section.addr) as usize;
-            let bytes = section.bytes[start..start + instr.len()].to_vec();
-            out.push(DecodedSite {
-                site: Site {
-                    orig: bytes[0],
-                    ..site
-                },
-                bytes,
-            });
+            all.push(instr);
         }
-        out
+        let spans = Spans::new(section, &all, &sites);
+        sites
+            .into_iter()
+            .map(|(k, site)| {
+                let start = (all[k].ip() - section.addr) as usize;
+                let len = spans.of(k).unwrap_or(all[k].len());
+                let bytes = section.bytes[start..start + len].to_vec();
+                DecodedSite {
+                    site: Site {
+                        orig: bytes[0],
+                        len: len as u8,
+                        ..site
+                    },
+                    bytes,
+                }
+            })
+            .collect()
     }
 
     /// The instruction's own bytes, its RIP-relative displacement (if any) pointed again at the
@@ -163,8 +246,6 @@ impl Decoder for X86_64 {
     fn relocate(&self, site: &DecodedSite, bias: u64, at: u64) -> Result<Vec<u8>, String> {
         let ip = site.site.offset.wrapping_add(bias);
         let mut d = IcedDecoder::with_ip(64, &site.bytes, ip, DecoderOptions::NONE);
-        let instr = d.decode();
-        let len = instr.len();
         let fail = |why: &str| {
             format!(
                 "cannot relocate `{}` at {ip:#x}: {why}",
@@ -174,32 +255,41 @@ impl Decoder for X86_64 {
         let rel32 = |to: u64, from_end: u64| {
             i32::try_from(to.wrapping_sub(from_end) as i64).map_err(|_| fail("out of reach"))
         };
-        if instr.is_invalid() || len > site.bytes.len() {
-            return Err(fail("not an instruction"));
-        }
-        let branch = (0..instr.op_count()).any(|i| {
-            matches!(
-                instr.op_kind(i),
-                OpKind::NearBranch16
-                    | OpKind::NearBranch32
-                    | OpKind::NearBranch64
-                    | OpKind::FarBranch16
-                    | OpKind::FarBranch32
-            )
-        });
-        if branch {
-            return Err(fail("a relative branch"));
-        }
-        let mut code = site.bytes[..len].to_vec();
-        if instr.is_ip_rel_memory_operand() {
-            let offsets = d.get_constant_offsets(&instr);
-            if offsets.displacement_size() != 4 {
-                return Err(fail("an unexpected displacement"));
+        // the site's instruction, and the ones after it its patch covers (see Spans); each
+        // keeps its length, so an offset in the copy is the same offset in the original
+        let mut code = Vec::with_capacity(site.bytes.len() + 5);
+        while code.len() < site.bytes.len() {
+            let instr = d.decode();
+            let len = instr.len();
+            let from = code.len();
+            if instr.is_invalid() || from + len > site.bytes.len() {
+                return Err(fail("not an instruction"));
             }
-            let o = offsets.displacement_offset();
-            let disp = rel32(instr.ip_rel_memory_address(), at + len as u64)?;
-            code[o..o + 4].copy_from_slice(&disp.to_le_bytes());
+            let branch = (0..instr.op_count()).any(|i| {
+                matches!(
+                    instr.op_kind(i),
+                    OpKind::NearBranch16
+                        | OpKind::NearBranch32
+                        | OpKind::NearBranch64
+                        | OpKind::FarBranch16
+                        | OpKind::FarBranch32
+                )
+            });
+            if branch {
+                return Err(fail("a relative branch"));
+            }
+            code.extend_from_slice(&site.bytes[from..from + len]);
+            if instr.is_ip_rel_memory_operand() {
+                let offsets = d.get_constant_offsets(&instr);
+                if offsets.displacement_size() != 4 {
+                    return Err(fail("an unexpected displacement"));
+                }
+                let o = from + offsets.displacement_offset();
+                let disp = rel32(instr.ip_rel_memory_address(), at + (from + len) as u64)?;
+                code[o..o + 4].copy_from_slice(&disp.to_le_bytes());
+            }
         }
+        let len = code.len();
         code.push(0xe9); // jmp rel32
         let back = rel32(ip + len as u64, at + code.len() as u64 + 4)?;
         code.extend_from_slice(&back.to_le_bytes());
@@ -383,6 +473,70 @@ mod tests {
             .relocate(&ds_of_rip_load(), 0, 0x1_0000_0000)
             .unwrap_err();
         assert!(err.contains("out of reach"), "{err}");
+    }
+
+    /// The sites of `code` at 0x1000, in one function covering it all (or none).
+    fn sites_of(code: &[u8], in_function: bool) -> Vec<DecodedSite> {
+        let end = 0x1000 + code.len() as u64;
+        X86_64.decode(&CodeSection {
+            name: ".text".into(),
+            addr: 0x1000,
+            bytes: code.to_vec(),
+            functions: if in_function {
+                vec![(0x1000, end)]
+            } else {
+                vec![]
+            },
+        })
+    }
+
+    // mov edi, [rbp]; test edi, edi; mov eax, [rip+0x10]; ret (indexer's short load, a
+    // RIP-relative load after it)
+    const SHORT_LOAD: [u8; 14] = [
+        0x8b, 0x7d, 0x00, 0x85, 0xff, 0x8b, 0x05, 0x10, 0, 0, 0, 0xc3, 0x90, 0x90,
+    ];
+
+    #[test]
+    fn a_short_site_is_patched_with_the_instructions_after_it() {
+        let sites = sites_of(&SHORT_LOAD, true);
+        assert_eq!(sites.len(), 2, "{sites:?}");
+        // the 3-byte load takes the 2-byte test with it: a jump fits
+        assert_eq!(
+            (sites[0].site.len, &sites[0].bytes[..]),
+            (5, &SHORT_LOAD[..5])
+        );
+        // the copy runs both, then jumps back after them
+        let code = X86_64.relocate(&sites[0], 0, 0x7000_0000).unwrap();
+        assert_eq!(&code[..5], &SHORT_LOAD[..5]);
+        let mut d = IcedDecoder::with_ip(64, &code, 0x7000_0000, DecoderOptions::NONE);
+        let mnemonics: Vec<Mnemonic> = (0..3).map(|_| d.decode().mnemonic()).collect();
+        assert_eq!(mnemonics, [Mnemonic::Mov, Mnemonic::Test, Mnemonic::Jmp]);
+        let mut d = IcedDecoder::with_ip(64, &code[5..], 0x7000_0005, DecoderOptions::NONE);
+        assert_eq!(d.decode().near_branch_target(), 0x1005);
+        // a site long enough keeps its own length
+        assert_eq!(sites[1].site.len, 6);
+    }
+
+    #[test]
+    fn a_short_site_stays_alone_where_something_may_jump_inside_its_patch() {
+        // outside any known function (a stripped program)
+        assert_eq!(sites_of(&SHORT_LOAD, false)[0].site.len, 3);
+        // a branch lands on the test: jne 0x1003 after the code
+        let mut code = SHORT_LOAD.to_vec();
+        code.truncate(12);
+        code.extend_from_slice(&[0x75, 0xf5]); // jne -11: 0x100e - 11 = 0x1003
+        assert_eq!(sites_of(&code, true)[0].site.len, 3);
+        // an indirect jump in the function (a switch's table may point anywhere)
+        let mut code = SHORT_LOAD.to_vec();
+        code.truncate(12);
+        code.extend_from_slice(&[0xff, 0xe0]); // jmp rax
+        assert_eq!(sites_of(&code, true)[0].site.len, 3);
+        // the instruction after it is a branch, or a site itself
+        let jcc = [0x8b, 0x7d, 0x00, 0x74, 0x00, 0xc3];
+        assert_eq!(sites_of(&jcc, true)[0].site.len, 3);
+        let two = [0x8b, 0x7d, 0x00, 0x8b, 0x3b, 0x90, 0x90, 0x90, 0xc3]; // mov edi, [rbx] next
+        let sites = sites_of(&two, true);
+        assert_eq!((sites[0].site.len, sites[1].site.len), (3, 5));
     }
 
     fn ds_of_rip_load() -> DecodedSite {
