@@ -289,8 +289,9 @@ struct Explorer<'a> {
 /// Checkpoints are taken at every position while they are small, further apart as the state
 /// grows (a checkpoint of `size` entries costs about as much as re-stepping `size /
 /// CHECKPOINT_STEP` events) and as the position grows (about `CHECKPOINT_BUDGET` location and
-/// thread entries in all).
-const CHECKPOINT_STEP: usize = 64;
+/// thread entries in all). 16, not 64, since steps through the engine got cheaper than copies
+/// of a large location table (BENCHMARKS.md, change 14).
+const CHECKPOINT_STEP: usize = 16;
 const CHECKPOINT_BUDGET: usize = 1 << 18;
 
 /// A worker's part of a split exploration ([`Split`]).
