@@ -343,11 +343,16 @@ static int run_script(void) {
     return 0;
 }
 
+/* The script's next step, if one runs now (every thread waits): run_script's answer. */
+static int script_step(void) {
+    return LOAD(&ch->script_len) && !LOAD(&ch->running) ? run_script() : 0;
+}
+
 /* Every thread of the execution waits: let the script's next step run (1), or end the script
  * and tell the supervisor (0). `running` is 0 for a moment between two scripted steps too; the
  * supervisor takes it for a stop only once script_len is 0 again. */
 static int go_on_or_notify(void) {
-    if (LOAD(&ch->script_len) && !LOAD(&ch->running) && run_script()) return 1;
+    if (script_step()) return 1;
     STORE(&ch->script_len, 0);
     notify_supervisor();
     return 0;
@@ -358,8 +363,7 @@ static int go_on_or_notify(void) {
  * at once if it is this one. 0 when the script is over: the host takes over. Not inlined: its
  * frame lies below smc_stop's, where smc_stop clears after the stop (see there). */
 static __attribute__((noinline)) int script_goes_on(void) {
-    if (!LOAD(&ch->script_len) || LOAD(&ch->running)) return 0;
-    int slot = run_script() - 1;
+    int slot = script_step() - 1;
     if (slot < 0) return 0;
     if (slot != t_slot) g_resume = slot;
     return 1;

@@ -16,8 +16,23 @@ use crate::program::CodeSection;
 
 pub struct X86_64;
 
-/// The length of the jump a hook writes over a site (`jmp rel32`).
+/// The length of the jump a hook writes over a site (`jmp rel32`; the runtime's
+/// SMC_HOOK_LEN, targets/x86_64/hook.h).
 const HOOK_LEN: usize = 5;
+
+/// Does `i` branch relative to its own address (a copy elsewhere would go astray)?
+fn relative_branch(i: &Instruction) -> bool {
+    (0..i.op_count()).any(|o| {
+        matches!(
+            i.op_kind(o),
+            OpKind::NearBranch16
+                | OpKind::NearBranch32
+                | OpKind::NearBranch64
+                | OpKind::FarBranch16
+                | OpKind::FarBranch32
+        )
+    })
+}
 
 /// Patches over more than one instruction. A site shorter than a jump would be a trap (a signal
 /// per event, ~4.5 µs); its patch may also cover the instructions after it, which its copy
@@ -36,16 +51,10 @@ impl Spans {
         if section.functions.is_empty() || sites.iter().all(|(k, _)| all[*k].len() >= HOOK_LEN) {
             return Spans { len };
         }
+        // (far branches do not decode in 64-bit code)
         let targets: HashSet<u64> = all
             .iter()
-            .filter(|i| {
-                (0..i.op_count()).any(|o| {
-                    matches!(
-                        i.op_kind(o),
-                        OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
-                    )
-                })
-            })
+            .filter(|i| relative_branch(i))
             .map(|i| i.near_branch_target())
             .collect();
         let indirect: Vec<u64> = all
@@ -265,17 +274,7 @@ impl Decoder for X86_64 {
             if instr.is_invalid() || from + len > site.bytes.len() {
                 return Err(fail("not an instruction"));
             }
-            let branch = (0..instr.op_count()).any(|i| {
-                matches!(
-                    instr.op_kind(i),
-                    OpKind::NearBranch16
-                        | OpKind::NearBranch32
-                        | OpKind::NearBranch64
-                        | OpKind::FarBranch16
-                        | OpKind::FarBranch32
-                )
-            });
-            if branch {
+            if relative_branch(&instr) {
                 return Err(fail("a relative branch"));
             }
             code.extend_from_slice(&site.bytes[from..from + len]);
