@@ -318,7 +318,7 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
     return NULL;
 }
 
-void smc_snapshot_restore(void) {
+void smc_snapshot_restore(int close_fds) {
     /* the heap first: its pages must be there before they are copied back */
     if ((char *)sbrk(0) != snap_brk) {
         syscall(SYS_brk, snap_brk);
@@ -342,7 +342,7 @@ void smc_snapshot_restore(void) {
         if (heap_used < hi) memset(heap_used, 0, (size_t)(hi - heap_used));
     }
     heap_mark = heap_used;
-    for (int i = 0; i < nfd_gaps; i++) syscall(SYS_close_range, fd_gaps[i].lo, fd_gaps[i].hi, 0);
+    for (int i = 0; close_fds && i < nfd_gaps; i++) syscall(SYS_close_range, fd_gaps[i].lo, fd_gaps[i].hi, 0);
 }
 
 void smc_snapshot_heap_mark(const char *end) {

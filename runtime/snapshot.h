@@ -16,8 +16,9 @@ struct smc_range {
  * before the first execution; allocates nothing from the heap. */
 const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int nextra, const void *keep);
 
-/* Put it all back (the break of the heap included) and close the descriptors opened since. */
-void smc_snapshot_restore(void);
+/* Put it all back (the break of the heap included) and, with `close_fds` (0 only when no
+ * descriptor can have been opened since), close the descriptors opened since. */
+void smc_snapshot_restore(int close_fds);
 
 /* The heap is in use up to `end` (a block was allocated below it): a restore copies the heap
  * as far as the highest such end (plus malloc's header after it) or the part in use at the

@@ -52,9 +52,11 @@ fn check_with(scratch: &Scratch, bin: &Path, model: &str, mode: Mode, extra: &[&
     }
     args.extend_from_slice(extra);
     args.push(bin.to_str().unwrap());
+    // the worker's descriptor watch from the second execution on, not the 257th
+    let watch = ("SMC_FDWATCH_AFTER", Path::new("1"));
     let env: &[(&str, &Path)] = match mode {
-        Worker => &[],
-        Checker => &[("SMC_NO_WORKER_ENGINE", Path::new("1"))],
+        Worker => &[watch],
+        Checker => &[("SMC_NO_WORKER_ENGINE", Path::new("1")), watch],
         Fork => &[("SMC_NO_COROUTINES", Path::new("1"))],
     };
     run_env(&scratch.0, &args, env)
@@ -135,6 +137,13 @@ fn an_execution_leaves_nothing_behind() {
     // globals, heap, break, argv, environment and descriptors as at main in each of the
     // 20 executions (the orders of two threads' three stores each)
     both_executors("process_state.c", "sc", &[], "ok", 20);
+}
+
+#[test]
+fn a_descriptor_opened_by_a_raw_system_call_is_closed() {
+    // the worker learns of descriptors from the system calls it stops (fdwatch.h), not from
+    // libc: each of the six executions dups to descriptor 3
+    both_executors("raw_descriptor.c", "sc", &[], "ok", 6);
 }
 
 #[test]

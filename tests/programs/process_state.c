@@ -1,5 +1,6 @@
 /* Process state that an execution changes and the next one must not see: globals (.data and
- * .bss), the heap and its break, argv and the environment, file descriptors. Two threads store
+ * .bss), the heap and its break, argv and the environment, file descriptors (opened by libc,
+ * at numbers the program chose, by a raw system call). Two threads store
  * to one variable three times each: 20 executions, one per order of the six stores. */
 #include <assert.h>
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int runs;
 static char greeting[] = "hello";
@@ -43,6 +45,14 @@ int main(int argc, char **argv) {
     argv[0][0] = '#';
     int fd = open("/dev/null", O_RDONLY); /* never closed */
     assert(fd >= 0 && fd < 10);
+    /* descriptors at numbers of its choosing, and one by a system call of its own */
+    assert(fcntl(40, F_GETFD) == -1 && dup2(0, 40) == 40);
+    assert(fcntl(0, F_DUPFD, 50) == 50);
+#if defined(__x86_64__)
+    long raw;
+    __asm__ volatile("syscall" : "=a"(raw) : "0"(32L /* dup */), "D"(0L) : "rcx", "r11", "memory");
+    assert(raw > fd && raw < 10);
+#endif
     printf("left in stdio's buffer\n");
     pthread_t a, b;
     pthread_create(&a, NULL, writer, (void *)1);
