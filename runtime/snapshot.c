@@ -299,6 +299,8 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
     heap_used += HEAP_SLACK;
     heap_mark = heap_used;
 
+    /* above the heap's part in use all is zero: no copy of it (see restore) */
+    total_bytes -= (size_t)(snap_brk - (heap_used < snap_brk ? heap_used : snap_brk));
     char *copies = mmap(NULL, total_bytes + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copies == MAP_FAILED) return "no memory for the snapshot";
     nruns = 0;
@@ -306,15 +308,14 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
     if (smc_wide_zero_usable()) zero_check = smc_all_zero_wide;
 #endif
     for (int i = 0; i < nregions; i++) {
-        regions[i].copy = copies;
-        memcpy(copies, regions[i].lo, (size_t)(regions[i].hi - regions[i].lo));
         char *hi = regions[i].hi;
-        if (i == heap_region && heap_used < hi) hi = heap_used; /* the rest: see restore */
+        if (i == heap_region && heap_used < hi) hi = heap_used;
+        regions[i].copy = copies;
+        memcpy(copies, regions[i].lo, (size_t)(hi - regions[i].lo));
         plan_runs(regions[i].lo, hi, copies);
-        copies += regions[i].hi - regions[i].lo;
+        copies += hi - regions[i].lo;
     }
     remember_fds();
-    total_bytes -= (size_t)(snap_brk - (heap_used < snap_brk ? heap_used : snap_brk));
     return NULL;
 }
 
