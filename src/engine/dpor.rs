@@ -218,21 +218,64 @@ impl Clone for ThreadRun {
     }
 }
 
+/// The histories of the 8 bytes of an aligned word, kept together so that an access looks up
+/// each word it touches once, not each byte: per byte its last write, and the latest read of
+/// each thread.
 #[derive(Default)]
-struct LocHistory {
-    last_write: Option<usize>,
-    /// Latest read of each thread (a later write is ordered after those of other owners);
-    /// inline for a few threads: checkpoints clone every location's history.
-    reads: SmallVec<[usize; 4]>,
+struct WordHistory {
+    /// Per byte: the position of its last write + 1 (0: none).
+    last_write: [u32; 8],
+    /// Reads with the bytes of this word (bit i: byte i) for which each is its thread's
+    /// latest (a later write is ordered after those of other owners); inline for a few
+    /// threads: checkpoints clone every word's history.
+    reads: SmallVec<[(u32, u8); 4]>,
 }
 
-impl Clone for LocHistory {
+impl Clone for WordHistory {
     fn clone(&self) -> Self {
-        LocHistory {
+        WordHistory {
             last_write: self.last_write,
             reads: SmallVec::from_slice(&self.reads),
         }
     }
+}
+
+impl WordHistory {
+    /// The read at `pos` of the bytes in `mask`, by the thread `same_thread` recognises: the
+    /// latest of that thread for them.
+    fn read(&mut self, pos: usize, mask: u8, same_thread: impl Fn(usize) -> bool) {
+        self.reads.retain(|(r, m)| {
+            if same_thread(*r as usize) {
+                *m &= !mask;
+            }
+            *m != 0
+        });
+        self.reads.push((pos as u32, mask));
+    }
+
+    fn write(&mut self, pos: usize, mask: u8) {
+        for (i, w) in self.last_write.iter_mut().enumerate() {
+            if mask >> i & 1 != 0 {
+                *w = pos as u32 + 1;
+            }
+        }
+    }
+}
+
+/// The words (address / 8) that `size` bytes at `addr` touch, each with the mask of its bytes
+/// among them, but for those `skip` names (bit i: byte `addr + i`).
+fn word_masks(addr: u64, size: u32, skip: u64) -> impl Iterator<Item = (u64, u8)> {
+    let end = addr + size as u64;
+    (addr >> 3..=(end.max(addr + 1) - 1) >> 3).filter_map(move |w| {
+        let mut mask = 0u8;
+        for b in (w << 3).max(addr)..((w << 3) + 8).min(end) {
+            let i = b - addr;
+            if i >= 64 || skip >> i & 1 == 0 {
+                mask |= 1 << (b & 7);
+            }
+        }
+        (mask != 0).then_some((w, mask))
+    })
 }
 
 /// State of one execution.
@@ -241,8 +284,8 @@ struct Run {
     slot_tid: Vec<ThreadId>,
     threads: Vec<ThreadRun>,
     trace: Vec<TraceEvent>,
-    /// Per byte: hashed with Fx, as SipHash cost more than the rest of the lookup.
-    locs: FxHashMap<u64, LocHistory>,
+    /// By word (address / 8): hashed with Fx, as SipHash cost more than the rest of the lookup.
+    locs: FxHashMap<u64, WordHistory>,
     process_exit: Option<usize>,
     /// Store buffers (TSO, PSO), when the model has them.
     buffers: Option<Buffers>,
@@ -641,12 +684,18 @@ impl Run {
         }
         race.extend(self.process_exit);
         for a in fp.iter() {
-            for (i, b) in (a.addr..a.addr + a.size as u64).enumerate() {
-                if !a.write && i < 64 && forwarded >> i & 1 != 0 {
+            let skip = if a.write { 0 } else { forwarded };
+            for (word, mask) in word_masks(a.addr, a.size, skip) {
+                let Some(h) = self.locs.get(&word) else {
                     continue;
-                }
-                let Some(h) = self.locs.get(&b) else { continue };
-                if let Some(w) = h.last_write {
+                };
+                let mut seen = 0;
+                for (i, &lw) in h.last_write.iter().enumerate() {
+                    if mask >> i & 1 == 0 || lw == 0 || lw == seen {
+                        continue;
+                    }
+                    seen = lw;
+                    let w = lw as usize - 1;
                     if self.trace[w].ev.owner() != owner {
                         race.push(w);
                     } else if a.write {
@@ -657,7 +706,8 @@ impl Run {
                     race.extend(
                         h.reads
                             .iter()
-                            .copied()
+                            .filter(|&&(_, m)| m & mask != 0)
+                            .map(|&(r, _)| r as usize)
                             .filter(|&r| self.trace[r].ev.owner() != owner),
                     );
                 }
@@ -927,7 +977,8 @@ impl<'a> Explorer<'a> {
             return;
         }
         let last = self.checkpoints.last().map_or(0, |(p, _)| *p);
-        let size = run.locs.len() + 8 * run.threads.len() + 8;
+        // a word's history counts as its 8 bytes' did when the constants were tuned
+        let size = 8 * run.locs.len() + 8 * run.threads.len() + 8;
         let spacing = (size / CHECKPOINT_STEP).max(pos * size / CHECKPOINT_BUDGET);
         if pos > last + spacing {
             let mut saved = self.retired.pop().unwrap_or_else(|| Run::new(self.model));
@@ -1131,18 +1182,15 @@ impl<'a> Explorer<'a> {
             run.trace.pop();
             return;
         }
-        // histories
+        // histories (a forwarded byte joins them when the entry it read reaches memory)
         for a in fp.iter() {
-            for (i, b) in (a.addr..a.addr + a.size as u64).enumerate() {
-                if !a.write && i < 64 && forwarded >> i & 1 != 0 {
-                    continue; // joins the history when the entry it read reaches memory
-                }
-                let h = run.locs.entry(b).or_default();
+            let skip = if a.write { 0 } else { forwarded };
+            for (word, mask) in word_masks(a.addr, a.size, skip) {
+                let h = run.locs.entry(word).or_default();
                 if a.write {
-                    h.last_write = Some(pos);
+                    h.write(pos, mask);
                 } else {
-                    h.reads.retain(|r| run.trace[*r].ev.thread != t);
-                    h.reads.push(pos);
+                    h.read(pos, mask, |r| run.trace[r].ev.thread == t);
                 }
             }
         }
@@ -1224,10 +1272,9 @@ impl<'a> Explorer<'a> {
                 let e = flushing.expect("an update has its entry");
                 if let Some(l) = e.forwarded_to {
                     let lt = run.trace[l].ev.thread;
-                    for b in e.addr..e.addr + e.bytes.len() as u64 {
-                        let h = run.locs.entry(b).or_default();
-                        h.reads.retain(|r| run.trace[*r].ev.thread != lt);
-                        h.reads.push(l);
+                    for (word, mask) in word_masks(e.addr, e.bytes.len() as u32, 0) {
+                        let h = run.locs.entry(word).or_default();
+                        h.read(l, mask, |r| run.trace[r].ev.thread == lt);
                     }
                 }
                 let clock = run.trace[pos].clock.clone();
@@ -1674,6 +1721,7 @@ fn split_executions(
 mod tests {
     use super::super::mock::{load, lock, store, unlock, Check, Mock};
     use super::super::{Config, ErrorKind, Outcome};
+    use super::word_masks;
     use crate::event::Op;
     use crate::model::Sc;
 
@@ -1692,6 +1740,17 @@ mod tests {
         let (o, _) = check(threads, None);
         assert!(o.error.is_none());
         (o.stats.executions, o.stats.blocked)
+    }
+
+    #[test]
+    fn accesses_are_split_into_words() {
+        let masks = |addr, size, skip| word_masks(addr, size, skip).collect::<Vec<_>>();
+        assert_eq!(masks(8, 4, 0), [(1, 0x0f)]);
+        assert_eq!(masks(6, 4, 0), [(0, 0xc0), (1, 0x03)]);
+        // byte 1 of the access (address 7) forwarded
+        assert_eq!(masks(6, 4, 0b10), [(0, 0x40), (1, 0x03)]);
+        assert_eq!(masks(0, 16, 0xff), [(1, 0xff)]);
+        assert_eq!(masks(5, 0, 0), []);
     }
 
     #[test]
