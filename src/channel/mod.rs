@@ -474,9 +474,14 @@ impl Channel {
                         (*w).expect_pc = *pc;
                         (*w).expect_addr = *addr;
                         (*w).reply = reply.value;
-                        let (mask, bytes) = reply.patch.unwrap_or((0, [0; MAX_ACCESS]));
-                        (*w).patch_mask = mask;
-                        (*w).bytes = bytes;
+                        // the runtime reads the bytes only under a mask
+                        match &reply.patch {
+                            Some((mask, bytes)) => {
+                                (*w).patch_mask = *mask;
+                                (*w).bytes = *bytes;
+                            }
+                            None => (*w).patch_mask = 0,
+                        }
                     }
                     S::Commit { addr, bytes } => {
                         (*w).slot = SCRIPT_COMMIT;
@@ -597,10 +602,19 @@ impl Channel {
             ))
         }
         .load(SeqCst);
-        (0..MAX_OBSERVED)
-            .filter(|&i| mask & (1 << i) != 0)
-            .map(|i| (i as u32, h.observed[i]))
-            .collect()
+        // the set bits only: asked after every execution, and most programs observe nothing
+        let mut rest = if MAX_OBSERVED < 64 {
+            mask & ((1 << MAX_OBSERVED) - 1)
+        } else {
+            mask
+        };
+        let mut seen = Vec::new();
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            seen.push((i as u32, h.observed[i]));
+            rest &= rest - 1;
+        }
+        seen
     }
 
     /// The heap blocks the execution allocated, in order: (address, size, call site).
