@@ -632,8 +632,8 @@ static void on_fatal(int sig, siginfo_t *si, void *ucv) {
 #define SMC_HANG_SIGNAL (_NSIG - 1)
 
 /* The signals the runtime keeps for itself: SIGTRAP (its traps), the fatal ones (crash
- * reports; SIGSYS also for the worker's descriptor watch), and the hang signal. The program may neither handle nor block them during an
- * execution. */
+ * reports; SIGSYS also for the worker's descriptor watch), and the hang signal. The program
+ * may neither handle nor block them during an execution. */
 static const int runtime_signals[] = {SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SMC_HANG_SIGNAL};
 #define N_RUNTIME_SIGNALS (sizeof runtime_signals / sizeof runtime_signals[0])
 
