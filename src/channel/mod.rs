@@ -654,6 +654,7 @@ impl Channel {
     }
 
     /// Decode the pending operation of a stopped slot; None if the runtime wrote nonsense.
+    #[inline] // built in place in the snapshot read after every step (copies stalled there)
     pub fn pending(&self, i: usize) -> Option<Pending> {
         let s = self.slot(i);
         let addr = TargetAddr(s.addr);

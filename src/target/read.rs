@@ -66,11 +66,10 @@ impl ChannelReader<'_> {
             let s = self.ch.slot(i);
             let mut fresh = true;
             let state = match self.ch.slot_state(i).load(SeqCst) {
-                slot_state::STOPPED => SlotState::Stopped(
-                    self.ch
-                        .pending(i)
-                        .ok_or_else(|| corrupted("pending event"))?,
-                ),
+                slot_state::STOPPED => match self.ch.pending(i) {
+                    Some(p) => SlotState::Stopped(p),
+                    None => return Err(corrupted("pending event")),
+                },
                 slot_state::EXITED => SlotState::Exited,
                 // The process is gone; a thread that was running ended with it. Its results
                 // are fresh only if it reported the error (the runtime publishes them then).
