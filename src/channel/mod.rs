@@ -603,15 +603,13 @@ impl Channel {
         }
         .load(SeqCst);
         // the set bits only: asked after every execution, and most programs observe nothing
-        let mut rest = if MAX_OBSERVED < 64 {
-            mask & ((1 << MAX_OBSERVED) - 1)
-        } else {
-            mask
-        };
+        let mut rest = mask;
         let mut seen = Vec::new();
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
-            seen.push((i as u32, h.observed[i]));
+            if let Some(&v) = h.observed.get(i) {
+                seen.push((i as u32, v));
+            }
             rest &= rest - 1;
         }
         seen
