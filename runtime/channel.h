@@ -178,6 +178,9 @@ struct smc_log_entry {
 #define SMC_FLAG_DEBUGGABLE 4u     /* --gdb: any process may trace an execution, and an error
                                     * stops the failing thread (SIGSTOP) for the debugger */
 #define SMC_FLAG_CAPTURED 8u       /* stdout and stderr are the supervisor's capture file */
+#define SMC_FLAG_SSE_ONLY 16u      /* the program's code uses no register state beyond the
+                                    * general registers, xmm0-15 and MXCSR (x86-64: no x87,
+                                    * MMX, AVX, AVX-512): a hook saves only those */
 
 /* smc_header.coroutines */
 #define SMC_COROUTINES_OFF 0    /* one process per execution, real threads */

@@ -753,6 +753,7 @@ static uint64_t stub_addr(uint32_t i) {
 
 /* Write every stub; false when jump hooks cannot be used here (int3 serves every site). */
 static int write_stubs(void) {
+    if (ch->flags & SMC_FLAG_SSE_ONLY) smc_hook_sse_only = getenv("SMC_HOOK_SCRAMBLE") ? 3 : 1;
     if (getenv("SMC_NO_JUMP_HOOKS") || !smc_hooks_init()) return 0;
     uint64_t entry_ptr = (uint64_t)(uintptr_t)g_tramp + ch->code_cap;
     void (*entry)(void) = smc_hook_entry;
@@ -1186,8 +1187,9 @@ static void *thread_start(void *p) {
 static void co_switch(int to) {
     int from = g_cur;
     g_cur = to;
+    /* a program that uses no wide register state does not mind what the host left there */
     smc_coro_switch(from < 0 ? &g_host_sp : &g_co[from].sp, to < 0 ? g_host_sp : g_co[to].sp,
-                    to < 0 ? smc_tls.main_tp : g_co[to].fs, to >= 0);
+                    to < 0 ? smc_tls.main_tp : g_co[to].fs, to >= 0 && !smc_hook_sse_only);
 }
 
 /* The running coroutine waits for its go: another one runs, or the host waits for the

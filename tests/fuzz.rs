@@ -167,7 +167,7 @@ fn x86_decoder() {
             bytes: code.to_vec(),
             functions: vec![(0x1000, 0x1000 + code.len() as u64)],
         };
-        for (i, site) in X86_64.decode(&section).iter().enumerate() {
+        for (i, site) in X86_64.decode(&section).sites.iter().enumerate() {
             let at = 0x7fff_0000_0000 + (i * X86_64.copy_stride()) as u64;
             if let Ok(copy) = X86_64.relocate(site, 0x5555_5555_4000, at) {
                 assert!(copy.len() <= X86_64.copy_stride(), "{site:?}");

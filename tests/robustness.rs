@@ -377,6 +377,19 @@ const CORPUS: &[Case] = &[
         "executions: 5 ",
     ),
     case(Program("keeps_registers", &[]), &[], 0, "verdict: OK"),
+    // the same without any instruction beyond SSE: the hook saves only xmm0-15 and MXCSR
+    case(
+        Program("keeps_registers", &["-DSSE_ONLY"]),
+        &["--model", "sc"],
+        0,
+        "executions: 5 ",
+    ),
+    case(
+        Program("keeps_registers", &["-DSSE_ONLY"]),
+        &["--model", "tso"],
+        0,
+        "verdict: OK",
+    ),
     case(Program("avx_shared", &["-mavx2"]), &[], 0, "executions: 2 "),
     case(
         Program("avx_shared", &["-mavx2"]),
@@ -565,4 +578,33 @@ fn misbehaving_programs_are_reported_not_obeyed_by_the_engine_in_the_worker() {
         .filter(|c| matches!(c.subject, Program(..)) && !c.args.contains(&"-j"))
         .collect();
     run_cases(&cases, "programs-worker-engine", &["-j", "1"]);
+}
+
+/// Which hook the register cases above exercise: the checker finds wide register state (AVX)
+/// in keeps_registers and none in its SSE-only build, whose hooks then save less. With
+/// SMC_HOOK_SCRAMBLE the hook of an SSE-only program resets that state (AVX, AVX-512, x87) on
+/// its way out, as its own code might: both builds must still keep their registers (the AVX
+/// one only because its hooks save everything).
+#[test]
+fn register_cases_take_both_hooks() {
+    use smc_run::instrument::Plan;
+    use smc_run::program::Program as Binary;
+    use smc_run::targets::x86_64::X86_64;
+    let scratch = Scratch::new("robustness-wide-state");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/robustness/keeps_registers.c");
+    for (flags, wide) in [(&["-O1"][..], true), (&["-O1", "-DSSE_ONLY"][..], false)] {
+        let bin = compile(&scratch, &src, "gcc", flags);
+        let program = Binary::parse(&bin, &std::fs::read(&bin).unwrap()).unwrap();
+        assert_eq!(Plan::new(&program, &X86_64).wide_state, wide, "{flags:?}");
+        for model in ["sc", "tso"] {
+            let bin = bin.to_str().unwrap();
+            let r = run_env(
+                &scratch.0,
+                &["--model", model, bin],
+                &[("SMC_HOOK_SCRAMBLE", Path::new("1"))],
+            );
+            assert_eq!(r.status, 0, "{flags:?} {model}: {}", r.stdout);
+            assert!(r.stdout.contains("verdict: OK"), "{}", r.stdout);
+        }
+    }
 }

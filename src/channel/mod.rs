@@ -95,6 +95,7 @@ pub const FLAG_FENCES_VISIBLE: u32 = 1;
 pub const FLAG_BUFFERED: u32 = 2;
 pub const FLAG_DEBUGGABLE: u32 = 4;
 pub const FLAG_CAPTURED: u32 = 8;
+pub const FLAG_SSE_ONLY: u32 = 16;
 
 pub mod err {
     pub const NONE: u32 = 0;

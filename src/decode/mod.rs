@@ -15,10 +15,20 @@ pub struct DecodedSite {
     pub bytes: Vec<u8>,
 }
 
+/// What decoding one code section found.
+#[derive(Clone, Debug, Default)]
+pub struct DecodedSection {
+    pub sites: Vec<DecodedSite>,
+    /// Some instruction of the section uses registers beyond the general ones and the basic
+    /// vector ones (x86-64: x87, MMX, AVX or AVX-512 state). Without any, the program never
+    /// holds a live value there across a hook, and the hook saves less (targets/x86_64/hook.h).
+    pub wide_state: bool,
+}
+
 /// What the checker needs to know about one instruction set.
 pub trait Decoder: Sync {
     /// Find and classify the sites of one code section.
-    fn decode(&self, section: &CodeSection) -> Vec<DecodedSite>;
+    fn decode(&self, section: &CodeSection) -> DecodedSection;
     /// Bytes that run the site's instruction at address `at` and then jump back after the
     /// original, for the program loaded with `bias` added to its file addresses. At most
     /// [`Decoder::copy_stride`] bytes.

@@ -8,6 +8,8 @@ use crate::program::Program;
 #[derive(Clone)]
 pub struct Plan {
     pub sites: Vec<DecodedSite>,
+    /// Some code section uses wide register state ([`crate::decode::DecodedSection`]).
+    pub wide_state: bool,
     stride: usize,
     decoder: &'static dyn Decoder,
 }
@@ -19,11 +21,13 @@ impl Plan {
     }
 
     pub fn new(program: &Program, decoder: &'static dyn Decoder) -> Plan {
-        let mut sites: Vec<DecodedSite> = program
-            .code
-            .iter()
-            .flat_map(|s| decoder.decode(s))
-            .collect();
+        let mut sites = Vec::new();
+        let mut wide_state = false;
+        for section in &program.code {
+            let d = decoder.decode(section);
+            sites.extend(d.sites);
+            wide_state |= d.wide_state;
+        }
         sites.sort_by_key(|s| s.site.offset);
         let stride = decoder.copy_stride();
         for (i, s) in sites.iter_mut().enumerate() {
@@ -31,6 +35,7 @@ impl Plan {
         }
         Plan {
             sites,
+            wide_state,
             stride,
             decoder,
         }

@@ -206,6 +206,9 @@ impl NativeTarget {
         if !opts.program_output {
             flags |= channel::FLAG_CAPTURED;
         }
+        if !plan.wide_state {
+            flags |= channel::FLAG_SSE_ONLY;
+        }
         let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
         let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;

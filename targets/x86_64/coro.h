@@ -22,7 +22,8 @@
 #endif
 
 /* smc_coro_switch(&save_sp, load_sp, load_fs, program): suspends the caller, resumes the other
- * one (`program`: a thread of the program, not the host). */
+ * one (`program`: a thread of the program, not the host, whose wide vector state is put back in
+ * its initial state; co_switch passes 0 for a program that uses none, smc_hook_sse_only). */
 __asm__(".text\n"
         ".globl smc_coro_switch\n"
         ".hidden smc_coro_switch\n"

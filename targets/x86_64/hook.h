@@ -31,6 +31,13 @@ __attribute__((visibility("hidden"))) void smc_hook(greg_t *gregs, uint32_t inde
 __attribute__((visibility("hidden"))) uint64_t smc_xsave_mask;
 /* XGETBV can read XINUSE (which components are not in their initial state). */
 __attribute__((visibility("hidden"))) uint8_t smc_xinuse_ok;
+/* The program's code uses no x87, MMX, AVX or AVX-512 instruction (SMC_FLAG_SSE_ONLY): at a
+ * site it holds nothing there (the ABI has callers keep nothing there across a call), so the
+ * hook saves xmm0-15 and MXCSR without asking XINUSE (xgetbv was the costliest instruction of
+ * an exploration) and leaves the rest as the hook's own code leaves it. Bit 1 (tests,
+ * SMC_HOOK_SCRAMBLE): it then puts the rest in its initial state on the way out, as a hook
+ * whose own code used it might leave it, to show that such a program does not mind. */
+__attribute__((visibility("hidden"))) uint8_t smc_hook_sse_only;
 
 /* Put the AVX and AVX-512 registers in their initial state, as far as smc_xsave_mask says
  * the OS enabled them: vzeroupper, and zeroed zmm16-31 and k0-7 (which this processor
@@ -73,10 +80,13 @@ __asm__(".text\n"
         "  mov %rsp,%rbx\n"
         "  sub $3136,%rsp\n"
         "  and $-64,%rsp\n"
-        /* Only SSE state in use (no x87, AVX or AVX-512 state, XINUSE): save xmm0-15 and MXCSR
-         * by hand, r12 = 1 (it is in gregs already; the hook preserves it). XSAVE and XRSTOR
-         * cost about the same whatever they carry (~25% of an exploration's time). */
+        /* Only SSE state in use (no x87, AVX or AVX-512 state, XINUSE; or none other used by
+         * the program at all, smc_hook_sse_only): save xmm0-15 and MXCSR by hand, r12 = 1 (it
+         * is in gregs already; the hook preserves it). XSAVE and XRSTOR cost about the same
+         * whatever they carry (~25% of an exploration's time). */
         "  xor %r12d,%r12d\n"
+        "  testb $1,smc_hook_sse_only(%rip)\n"
+        "  jnz 15f\n"
         "  testb $1,smc_xinuse_ok(%rip)\n"
         "  jz 10f\n"
         "  mov $1,%ecx\n"
@@ -84,6 +94,7 @@ __asm__(".text\n"
         "  and smc_xsave_mask(%rip),%eax\n"
         "  test $0xe5,%eax\n"
         "  jnz 10f\n"
+        "15:\n"
 "  movdqa %xmm0,0(%rsp)\n" "  movdqa %xmm1,16(%rsp)\n" "  movdqa %xmm2,32(%rsp)\n" "  movdqa %xmm3,48(%rsp)\n"
 "  movdqa %xmm4,64(%rsp)\n" "  movdqa %xmm5,80(%rsp)\n" "  movdqa %xmm6,96(%rsp)\n" "  movdqa %xmm7,112(%rsp)\n"
 "  movdqa %xmm8,128(%rsp)\n" "  movdqa %xmm9,144(%rsp)\n" "  movdqa %xmm10,160(%rsp)\n" "  movdqa %xmm11,176(%rsp)\n"
@@ -105,6 +116,14 @@ __asm__(".text\n"
         "  call smc_hook\n"
         "  test %r12d,%r12d\n"
         "  jz 12f\n"
+        "  testb $1,smc_hook_sse_only(%rip)\n"
+        "  jz 16f\n"
+        "  testb $2,smc_hook_sse_only(%rip)\n"
+        "  jz 13f\n"
+        SMC_VECTOR_INIT
+        "  fninit\n"
+        "  jmp 13f\n"
+        "16:\n"
         /* back to the state saved by hand: AVX, AVX-512 and x87 state initial again (zeroed
          * registers count as initial), then xmm0-15 and MXCSR. x87 state was initial on the
          * way in; what code using it between leaves behind is its status word (the stack is

@@ -11,7 +11,7 @@ use iced_x86::{
 };
 
 use crate::channel::{site_kind, Site, REG_NONE, REG_RIP};
-use crate::decode::{DecodedSite, Decoder};
+use crate::decode::{DecodedSection, DecodedSite, Decoder};
 use crate::program::CodeSection;
 
 pub struct X86_64;
@@ -212,16 +212,58 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
     Some(site)
 }
 
+/// Does `i` read or write state beyond the general registers, flags, xmm0-15 and MXCSR: x87
+/// or MMX (one register file), the upper halves of the ymm/zmm registers, zmm16-31 or the
+/// opmask registers? Every VEX, EVEX, XOP, 3DNow! or MVEX instruction may; of the legacy ones
+/// the x87, MMX, 3DNow! and state save/restore instructions, and any with an MMX or x87
+/// register operand (SSE conversions from and to MMX registers).
+pub fn touches_wide_state(i: &Instruction) -> bool {
+    use iced_x86::{CpuidFeature as F, EncodingKind};
+    if i.encoding() != EncodingKind::Legacy {
+        return true;
+    }
+    let wide_feature = i.cpuid_features().iter().any(|f| {
+        matches!(
+            f,
+            F::FPU
+                | F::FPU287
+                | F::FPU287XL_ONLY
+                | F::FPU387
+                | F::FPU387SL_ONLY
+                | F::CYRIX_FPU
+                | F::MMX
+                | F::D3NOW
+                | F::D3NOWEXT
+                | F::CYRIX_D3NOW
+                | F::FXSR
+                | F::XSAVE
+                | F::XSAVEC
+                | F::XSAVEOPT
+                | F::XSAVES
+        )
+    });
+    wide_feature
+        || (0..i.op_count()).any(|o| {
+            i.op_kind(o) == OpKind::Register && {
+                let r = i.op_register(o);
+                r.is_mm() || r.is_st() || r.is_ymm() || r.is_zmm() || r.is_k()
+            }
+        })
+}
+
 impl Decoder for X86_64 {
-    fn decode(&self, section: &CodeSection) -> Vec<DecodedSite> {
+    fn decode(&self, section: &CodeSection) -> DecodedSection {
         let mut decoder =
             IcedDecoder::with_ip(64, &section.bytes, section.addr, DecoderOptions::NONE);
         let mut info = InstructionInfoFactory::new();
         let mut all = Vec::new();
         let mut sites = Vec::new();
         let mut instr = Instruction::default();
+        let mut wide_state = false;
         while decoder.can_decode() {
             decoder.decode_out(&mut instr);
+            // bytes that do not decode: data, or a sweep out of step, which could hide anything
+            wide_state = wide_state || instr.is_invalid() || touches_wide_state(&instr);
             if !instr.is_invalid() {
                 if let Some(site) = classify(&instr, &mut info) {
                     sites.push((all.len(), site));
@@ -230,7 +272,7 @@ impl Decoder for X86_64 {
             all.push(instr);
         }
         let spans = Spans::new(section, &all, &sites);
-        sites
+        let sites = sites
             .into_iter()
             .map(|(k, site)| {
                 let start = (all[k].ip() - section.addr) as usize;
@@ -245,7 +287,8 @@ impl Decoder for X86_64 {
                     bytes,
                 }
             })
-            .collect()
+            .collect();
+        DecodedSection { sites, wide_state }
     }
 
     /// The instruction's own bytes, its RIP-relative displacement (if any) pointed again at the
@@ -320,6 +363,56 @@ mod tests {
         let i = d.decode();
         assert!(!i.is_invalid(), "bytes {bytes:x?} do not decode");
         classify(&i, &mut InstructionInfoFactory::new())
+    }
+
+    fn wide(bytes: &[u8]) -> bool {
+        let mut d = IcedDecoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE);
+        let i = d.decode();
+        assert!(!i.is_invalid(), "bytes {bytes:x?} do not decode");
+        touches_wide_state(&i)
+    }
+
+    #[test]
+    fn wide_register_state_is_found() {
+        // general registers, SSE on xmm0-15, MXCSR: narrow
+        assert!(!wide(&[0x8b, 0x05, 0x10, 0, 0, 0])); // mov eax, [rip+0x10]
+        assert!(!wide(&[0xf3, 0x0f, 0x6f, 0x08])); // movdqu xmm1, [rax]
+        assert!(!wide(&[0xf2, 0x0f, 0x58, 0xc1])); // addsd xmm0, xmm1
+        assert!(!wide(&[0x0f, 0xae, 0x18])); // stmxcsr [rax]
+        assert!(!wide(&[0x66, 0x0f, 0xef, 0xc0])); // pxor xmm0, xmm0
+        // x87, MMX, their state's save and restore
+        assert!(wide(&[0xd9, 0xe8])); // fld1
+        assert!(wide(&[0xd9, 0x38])); // fnstcw [rax]
+        assert!(wide(&[0xdb, 0xe3])); // fninit
+        assert!(wide(&[0x0f, 0x77])); // emms
+        assert!(wide(&[0x48, 0x0f, 0x6e, 0xc0])); // movq mm0, rax
+        assert!(wide(&[0x66, 0x0f, 0x2a, 0xc0])); // cvtpi2pd xmm0, mm0
+        assert!(wide(&[0x0f, 0xae, 0x00])); // fxsave [rax]
+        assert!(wide(&[0x0f, 0xae, 0x20])); // xsave [rax]
+        // VEX and EVEX: ymm, zmm, xmm16-31, opmasks
+        assert!(wide(&[0xc5, 0xf8, 0x77])); // vzeroupper
+        assert!(wide(&[0xc5, 0xfe, 0x6f, 0x08])); // vmovdqu ymm1, [rax]
+        assert!(wide(&[0xc5, 0xf9, 0xef, 0xc0])); // vpxor xmm0, xmm0, xmm0 (clears ymm0's top)
+        assert!(wide(&[0x62, 0xe1, 0xfd, 0x08, 0xef, 0xc0])); // vpxorq xmm16, xmm0, xmm0
+        assert!(wide(&[0xc5, 0xfc, 0x47, 0xc1])); // kxorw k0, k0, k1
+    }
+
+    #[test]
+    fn a_section_with_wide_state_says_so() {
+        let section = |code: &[u8]| CodeSection {
+            name: ".text".into(),
+            addr: 0x1000,
+            bytes: code.to_vec(),
+            functions: vec![],
+        };
+        assert!(!X86_64.decode(&section(&SHORT_LOAD)).wide_state);
+        let mut with_avx = SHORT_LOAD.to_vec();
+        with_avx.extend([0xc5, 0xf8, 0x77]);
+        assert!(X86_64.decode(&section(&with_avx)).wide_state);
+        // bytes that do not decode may hide anything
+        let mut with_junk = SHORT_LOAD.to_vec();
+        with_junk.extend([0x06]);
+        assert!(X86_64.decode(&section(&with_junk)).wide_state);
     }
 
     fn kind(bytes: &[u8]) -> Option<u8> {
@@ -487,6 +580,7 @@ mod tests {
                 vec![]
             },
         })
+        .sites
     }
 
     // mov edi, [rbp]; test edi, edi; mov eax, [rip+0x10]; ret (indexer's short load, a

@@ -1,7 +1,8 @@
 /* A visible access (a 10-byte store, which takes a jump hook) between code that keeps values in
  * a vector register, a general register, the flags and the red zone: the checker's hook must
  * hand all of them back as they were. The thread stores twice, so the check runs with and
- * without a preceding event of main in between. */
+ * without a preceding event of main in between. Built with -DSSE_ONLY, it has no instruction
+ * beyond SSE (no AVX, x87 or MMX), and the hook saves less (the checker sees that in the code). */
 #include <assert.h>
 #include <pthread.h>
 #include <string.h>
@@ -12,7 +13,11 @@ static void check_once(void) {
     unsigned long in[4] __attribute__((aligned(32))) = {1, 2, 3, 0x8877665544332211ul};
     unsigned long out[4] = {0, 0, 0, 0}, r11 = 0, red = 0;
     unsigned char cf = 0, nz = 0;
+#ifdef SSE_ONLY
+    int avx = 0;
+#else
     int avx = __builtin_cpu_supports("avx");
+#endif
 /* vector register 1 (REG, moved with MOV), r11, the flags and the red zone, around a store to
  * `shared` */
 #define AROUND_A_STORE(MOV, REG)                                                                \
@@ -30,9 +35,11 @@ static void check_once(void) {
                        [red] "=&r"(red)                                                         \
                      : [in] "m"(in)                                                             \
                      : "rax", "r11", "xmm1", "memory", "cc")
+#ifndef SSE_ONLY
     if (avx)
         AROUND_A_STORE("vmovdqu", "%%ymm1");
     else
+#endif
         AROUND_A_STORE("movdqu", "%%xmm1");
     assert(cf == 1 && nz == 1);
     assert(r11 == 0x1122334455667788ul);
@@ -58,6 +65,7 @@ static void check_sse_only(void) {
                      : [out] "=m"(out), [mx_out] "=m"(mx_out)                                   \
                      : [in] "m"(in), [mx_in] "m"(mx_in), [mx_saved] "m"(mx_saved)               \
                      : "xmm1", "memory")
+#ifndef SSE_ONLY
     if (__builtin_cpu_supports("avx512f")) {
         AROUND_A_STORE_SSE("vzeroupper\nvpxord %%zmm16, %%zmm16, %%zmm16\nvpxord %%zmm17, %%zmm17, %%zmm17\nvpxord %%zmm18, %%zmm18, %%zmm18\nvpxord %%zmm19, %%zmm19, %%zmm19\nvpxord %%zmm20, %%zmm20, %%zmm20\nvpxord %%zmm21, %%zmm21, %%zmm21\nvpxord %%zmm22, %%zmm22, %%zmm22\nvpxord %%zmm23, %%zmm23, %%zmm23\nvpxord %%zmm24, %%zmm24, %%zmm24\nvpxord %%zmm25, %%zmm25, %%zmm25\nvpxord %%zmm26, %%zmm26, %%zmm26\nvpxord %%zmm27, %%zmm27, %%zmm27\nvpxord %%zmm28, %%zmm28, %%zmm28\nvpxord %%zmm29, %%zmm29, %%zmm29\nvpxord %%zmm30, %%zmm30, %%zmm30\nvpxord %%zmm31, %%zmm31, %%zmm31\nkxorw %%k0, %%k0, %%k0\nkxorw %%k1, %%k1, %%k1\nkxorw %%k2, %%k2, %%k2\nkxorw %%k3, %%k3, %%k3\nkxorw %%k4, %%k4, %%k4\nkxorw %%k5, %%k5, %%k5\nkxorw %%k6, %%k6, %%k6\nkxorw %%k7, %%k7, %%k7\n",
                            "vmovdqu %%ymm1, %[out]\n");
@@ -65,7 +73,9 @@ static void check_sse_only(void) {
     } else if (__builtin_cpu_supports("avx")) {
         AROUND_A_STORE_SSE("vzeroupper\n", "vmovdqu %%ymm1, %[out]\n");
         assert(out[2] == 0 && out[3] == 0);
-    } else {
+    } else
+#endif
+    {
         AROUND_A_STORE_SSE("", "movdqu %%xmm1, %[out]\n");
     }
     assert(memcmp(in, out, 16) == 0);
