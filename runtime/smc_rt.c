@@ -273,10 +273,24 @@ static void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr
  * (BENCHMARKS.md). The supervisor spins instead; it is the one that is woken next. */
 static void co_wait(void);
 static void co_end(int status, int flush) __attribute__((noreturn));
+static uint64_t state_hash(const greg_t *uc, uint16_t dead);
 
-static void wait_go(struct smc_slot *s) {
+/* What a load's await hash is computed from: its registers at the hook, and those it
+ * overwrites unread. */
+struct hash_src {
+    const greg_t *regs;
+    uint16_t dead;
+};
+
+/* Wait for the go of the thread stopped at `s`. `h`: its await hash, still to be computed
+ * (see smc_stop) before anything else runs, which may read the slot. */
+static void wait_go(struct smc_slot *s, const struct hash_src *h) {
     if (g_coroutines)
-        while (!LOAD(&s->go)) co_wait();
+        while (!LOAD(&s->go)) {
+            if (h) s->hash = state_hash(h->regs, h->dead);
+            h = NULL;
+            co_wait();
+        }
     else
         while (!LOAD(&s->go)) futex(&s->go, FUTEX_WAIT, 0, NULL);
     if (LOAD(&ch->abort)) {
@@ -382,9 +396,14 @@ static void all_waiting(int stopping) {
 }
 
 /* Announce the pending event and wait until the supervisor lets this thread run it.
- * Returns the supervisor's reply. */
+ * Returns the supervisor's reply. A load's await hash (from `h`; 0 without) is computed only
+ * if someone may read it: with coroutines, only when the thread does not go on at once (in a
+ * scripted replay it mostly does), which wait_go sees before it lets anything else run; with
+ * real threads or a logged script, the supervisor may read the slot as soon as it is stopped.
+ * Either way the registers and the stack near them are as they were at the stop: nothing else
+ * ran in between. */
 static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg,
-                         uint64_t pc, uint64_t hash, uint32_t site) {
+                         uint64_t pc, const struct hash_src *h, uint32_t site) {
     struct smc_slot *s = &ch->slots[t_slot];
     int saved_errno = errno; /* the program's, and the wait makes system calls */
     if (g_coroutines) {
@@ -401,12 +420,16 @@ static uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t si
     s->size = size;
     s->arg = arg;
     s->pc = pc;
-    s->hash = hash;
+    s->hash = 0;
     s->site = site;
+    if (h && (!g_coroutines || ch->script_logged)) {
+        s->hash = state_hash(h->regs, h->dead);
+        h = NULL;
+    }
     STORE(&s->state, SMC_SLOT_STOPPED);
     if (op == SMC_OP_THREAD_START && !g_coroutines) futex_wake_all(&s->state); /* the creator waits */
     if (__atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST) == 0) all_waiting(1);
-    wait_go(s);
+    wait_go(s, h);
     /* Whether the script went on here or in the host, or another thread's engine step ran, is
      * not the program's business: the await hash of a later load takes in stack words the
      * program may not have written since, so what the stop left below this frame is cleared
@@ -554,11 +577,12 @@ static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc) {
     /* main's, when it runs as a coroutine: argv and the environment are on it */
     if (t_slot == 0 && ea >= g_main_stack_lo && ea < g_main_stack_hi) return;
     uint64_t size = st->size;
+    const struct hash_src hash = {uc, st->dead_regs};
     t_in_trap = 1;
     t_trap_pc = pc;
     switch (st->kind) {
     case SMC_SITE_LOAD:
-        smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, state_hash(uc, st->dead_regs), site_no);
+        smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, &hash, site_no);
         apply_patch(slot, ea, size);
         note_executed(ea, size, 1, 0);
         break;
@@ -571,7 +595,7 @@ static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc) {
         /* Two events; the store half writes back what the load half saw, so a write by
          * another thread in between is lost as it would be on hardware. */
         uint64_t n = size < sizeof t_rmw_buf ? size : sizeof t_rmw_buf;
-        smc_stop(SMC_OP_RMW_LOAD, ea, 0, size, 0, pc, state_hash(uc, st->dead_regs), site_no);
+        smc_stop(SMC_OP_RMW_LOAD, ea, 0, size, 0, pc, &hash, site_no);
         apply_patch(slot, ea, size);
         note_executed(ea, size, 1, 0);
         if (ea >= 4096) memcpy(t_rmw_buf, (const void *)ea, n);
@@ -587,7 +611,7 @@ static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc) {
         break;
     case SMC_SITE_CAS:
     case SMC_SITE_CAS2:
-        smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, state_hash(uc, st->dead_regs), site_no);
+        smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, &hash, site_no);
         note_executed(ea, size, 1, cas_would_write(st, ea, uc));
         break;
     default: {
