@@ -689,6 +689,11 @@ static int g_exec_hung; /* the execution ended on the hang signal */
  * saves in 200 executions): a check of a few executions does without. */
 static int g_fdwatch_on, g_fds_touched;
 static int g_fdwatch_countdown = -1; /* not read yet */
+/* The watch covers the output too: an execution that made no call it stopped wrote nothing to
+ * the capture file nor moved its offset (0), and the worker need not ask with lseek. Only for
+ * a program that wrote nothing there in the executions before the watch went on: each write to
+ * it costs a signal from then on. */
+static int g_output_watched, g_output_seen;
 
 static void on_sys(int sig, siginfo_t *si, void *ucv) {
     if (!g_fdwatch_on || !smc_fdwatch_ours(si)) {
@@ -707,7 +712,9 @@ static void fdwatch_count_down(void) {
         g_fdwatch_countdown = after ? atoi(after) : 256;
     }
     if (g_fdwatch_on || g_fdwatch_countdown <= 0 || --g_fdwatch_countdown > 0) return;
-    g_fdwatch_on = smc_fdwatch_install();
+    int output = (ch->flags & SMC_FLAG_CAPTURED) && !g_output_seen;
+    g_fdwatch_on = smc_fdwatch_install(output);
+    g_output_watched = g_fdwatch_on && output;
 }
 
 static void on_hang(int sig, siginfo_t *si, void *ucv) {
@@ -1073,7 +1080,12 @@ static uint32_t next_command(uint32_t seen) {
 /* Bytes the execution wrote to the capture file (fds 1 and 2 share its offset); the next
  * execution writes from its start (the checker reads these bytes before it begins). */
 static void note_output(void) {
+    if (g_output_watched && !g_fds_touched) {
+        STORE(&ch->out_len, 0);
+        return;
+    }
     off_t end = lseek(1, 0, SEEK_CUR);
+    g_output_seen |= end != 0;
     STORE(&ch->out_len, end < 0 ? 0 : (uint64_t)end);
     if (end != 0) lseek(1, 0, SEEK_SET);
 }

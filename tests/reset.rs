@@ -203,6 +203,27 @@ fn distinct_lines(logged: &str) -> usize {
         .len()
 }
 
+/// The report shows what the failing execution printed, to stdout and stderr, also when the
+/// worker watches the output instead of asking the capture file's offset after each execution
+/// (late_output.c prints only in its second execution, after the watch went on).
+#[test]
+fn output_printed_after_the_watch_went_on_is_reported() {
+    let scratch = Scratch::new("reset-late-output");
+    let bin = compile(&scratch, &source("late_output.c"), "gcc", &["-O2"]);
+    for model in ["sc", "tso"] {
+        for mode in MODES {
+            let r = check_with(&scratch, &bin, model, mode, &[]);
+            let ctx = format!("{mode:?} {model}: {}\n{}{}", r.command, r.stdout, r.stderr);
+            assert_eq!((r.verdict(), r.executions()), ("error", 2), "{ctx}");
+            let output = &field(&r, "error")["output"];
+            let tail = output["tail"].as_str().unwrap_or_default();
+            assert!(tail.starts_with("main saw the setter's store\n"), "{ctx}");
+            assert!(tail.contains("Assertion `!seen' failed."), "{ctx}");
+            assert_eq!(output["bytes"].as_u64(), Some(tail.len() as u64), "{ctx}");
+        }
+    }
+}
+
 #[test]
 fn a_crash_ends_its_execution_not_the_worker() {
     // 4 executions (main's two reads each before or after its setter's store), 3 of them crash

@@ -8,7 +8,12 @@
  * raises SIGSYS: the handler notes that descriptors may have been opened and makes the call
  * itself, through a gate whose address the filter lets through, so the program sees the call's
  * result as it would have. Calls that cannot be made from inside a handler (a clone sharing
- * memory or on a new stack) get ENOSYS, as from a kernel without them (glibc falls back). */
+ * memory or on a new stack) get ENOSYS, as from a kernel without them (glibc falls back).
+ *
+ * It can watch the output too: the calls that write through, read through or move the
+ * offset of descriptors 1 and 2 (the capture file's, which the worker asks with lseek after
+ * every execution otherwise) then raise SIGSYS as well; for other descriptors they go
+ * through, after a look at the descriptor. */
 #ifndef SMC_FDWATCH_H
 #define SMC_FDWATCH_H
 #include <errno.h>
@@ -83,6 +88,15 @@ static const int smc_fdwatch_harmless[] = {
 };
 #define SMC_FDWATCH_NHARMLESS (sizeof smc_fdwatch_harmless / sizeof smc_fdwatch_harmless[0])
 
+/* Harmless calls that use a descriptor's offset or write to it: what watching the output
+ * looks at (descriptors 1 and 2). Others that could (sendfile, splice, copy_file_range, tee,
+ * io_uring) are not harmless anyway. */
+static const int smc_fdwatch_positioned[] = {
+    SYS_read,  SYS_write,  SYS_lseek,   SYS_readv,  SYS_writev,  SYS_pread64,
+    SYS_pwrite64, SYS_preadv, SYS_pwritev, SYS_preadv2, SYS_pwritev2,
+};
+#define SMC_FDWATCH_NPOSITIONED (sizeof smc_fdwatch_positioned / sizeof smc_fdwatch_positioned[0])
+
 /* A filter program with forward jumps to labels, resolved when it is done. */
 #define SMC_BPF_MAX (SMC_FDWATCH_NHARMLESS * 2 + 64)
 #define SMC_BPF_LABELS 128
@@ -150,19 +164,45 @@ static void smc_bpf_one_of(struct smc_bpf *b, const int *nums, unsigned n, int y
 
 static int smc_int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
-/* Install the filter (for this process, for good). 1 when it is on. The harmless calls come
- * first and look at nothing but the ABI and the number, so that the kernel caches them. */
-static int smc_fdwatch_install(void) {
-    enum { GATES, ARGS, ALLOW, TRAP, GATE32, CLONE };
+/* Install the filter (for this process, for good), watching the output too if `output`. 1
+ * when it is on. The harmless calls come first and look at nothing but the ABI and the
+ * number, so that the kernel caches them (all but the positioned ones, when the output is
+ * watched). */
+static int smc_fdwatch_install(int output) {
+    enum { GATES, ARGS, ALLOW, TRAP, GATE32, CLONE, HARMLESS, POSITIONED, OUT_FD, OUT_ALLOW, OUT_TRAP };
     static struct smc_bpf b; /* too large for a thread's stack frame to be comfortable */
     b.n = 0;
-    b.labels = CLONE + 1;
+    b.labels = OUT_TRAP + 1;
     const uint32_t trap = SECCOMP_RET_TRAP | SMC_FDWATCH_DATA;
     uint64_t gate = (uint64_t)(uintptr_t)smc_fdwatch_gate_end;
     uint64_t gate32 = (uint64_t)(uintptr_t)smc_fdwatch_gate32_end;
     smc_bpf_ld(&b, SMC_SD(arch));
     smc_bpf_jump(&b, BPF_JEQ, AUDIT_ARCH_X86_64, -1, GATES);
     smc_bpf_ld(&b, SMC_SD(nr));
+    if (output) {
+        int pos[SMC_FDWATCH_NPOSITIONED];
+        memcpy(pos, smc_fdwatch_positioned, sizeof pos);
+        qsort(pos, SMC_FDWATCH_NPOSITIONED, sizeof pos[0], smc_int_cmp);
+        smc_bpf_one_of(&b, pos, SMC_FDWATCH_NPOSITIONED, POSITIONED);
+        smc_bpf_jump(&b, BPF_JA, 0, HARMLESS, HARMLESS);
+        /* the descriptor is an int: the low word of the argument; the handler's own calls
+         * through the gate go through (the answers are here: the ones at the end are too far
+         * for a jump) */
+        smc_bpf_label(&b, POSITIONED);
+        smc_bpf_ld(&b, SMC_SD(args[0]));
+        smc_bpf_jump(&b, BPF_JEQ, 1, OUT_FD, -1);
+        smc_bpf_jump(&b, BPF_JEQ, 2, OUT_FD, OUT_ALLOW);
+        smc_bpf_label(&b, OUT_FD);
+        smc_bpf_ld(&b, SMC_SD(instruction_pointer));
+        smc_bpf_jump(&b, BPF_JEQ, (uint32_t)gate, -1, OUT_TRAP);
+        smc_bpf_ld(&b, SMC_SD(instruction_pointer) + 4);
+        smc_bpf_jump(&b, BPF_JEQ, (uint32_t)(gate >> 32), OUT_ALLOW, OUT_TRAP);
+        smc_bpf_label(&b, OUT_ALLOW);
+        smc_bpf_ret(&b, SECCOMP_RET_ALLOW);
+        smc_bpf_label(&b, OUT_TRAP);
+        smc_bpf_ret(&b, trap);
+        smc_bpf_label(&b, HARMLESS);
+    }
     int nums[SMC_FDWATCH_NHARMLESS];
     memcpy(nums, smc_fdwatch_harmless, sizeof nums);
     qsort(nums, SMC_FDWATCH_NHARMLESS, sizeof nums[0], smc_int_cmp);

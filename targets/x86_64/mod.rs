@@ -380,7 +380,7 @@ mod tests {
         assert!(!wide(&[0xf2, 0x0f, 0x58, 0xc1])); // addsd xmm0, xmm1
         assert!(!wide(&[0x0f, 0xae, 0x18])); // stmxcsr [rax]
         assert!(!wide(&[0x66, 0x0f, 0xef, 0xc0])); // pxor xmm0, xmm0
-        // x87, MMX, their state's save and restore
+                                                   // x87, MMX, their state's save and restore
         assert!(wide(&[0xd9, 0xe8])); // fld1
         assert!(wide(&[0xd9, 0x38])); // fnstcw [rax]
         assert!(wide(&[0xdb, 0xe3])); // fninit
@@ -389,7 +389,7 @@ mod tests {
         assert!(wide(&[0x66, 0x0f, 0x2a, 0xc0])); // cvtpi2pd xmm0, mm0
         assert!(wide(&[0x0f, 0xae, 0x00])); // fxsave [rax]
         assert!(wide(&[0x0f, 0xae, 0x20])); // xsave [rax]
-        // VEX and EVEX: ymm, zmm, xmm16-31, opmasks
+                                            // VEX and EVEX: ymm, zmm, xmm16-31, opmasks
         assert!(wide(&[0xc5, 0xf8, 0x77])); // vzeroupper
         assert!(wide(&[0xc5, 0xfe, 0x6f, 0x08])); // vmovdqu ymm1, [rax]
         assert!(wide(&[0xc5, 0xf9, 0xef, 0xc0])); // vpxor xmm0, xmm0, xmm0 (clears ymm0's top)
@@ -570,17 +570,18 @@ mod tests {
     /// The sites of `code` at 0x1000, in one function covering it all (or none).
     fn sites_of(code: &[u8], in_function: bool) -> Vec<DecodedSite> {
         let end = 0x1000 + code.len() as u64;
-        X86_64.decode(&CodeSection {
-            name: ".text".into(),
-            addr: 0x1000,
-            bytes: code.to_vec(),
-            functions: if in_function {
-                vec![(0x1000, end)]
-            } else {
-                vec![]
-            },
-        })
-        .sites
+        X86_64
+            .decode(&CodeSection {
+                name: ".text".into(),
+                addr: 0x1000,
+                bytes: code.to_vec(),
+                functions: if in_function {
+                    vec![(0x1000, end)]
+                } else {
+                    vec![]
+                },
+            })
+            .sites
     }
 
     // mov edi, [rbp]; test edi, edi; mov eax, [rip+0x10]; ret (indexer's short load, a
