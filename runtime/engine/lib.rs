@@ -89,7 +89,8 @@ struct Heap {
     lists: UnsafeCell<Lists>,
 }
 
-// SAFETY: every access to `lists` holds `lock`.
+// SAFETY: the library's code runs on the worker's one thread only (the runtime calls it from
+// there), and every access to `lists` holds `lock`, which catches a re-entry.
 unsafe impl Sync for Heap {}
 
 impl Heap {
