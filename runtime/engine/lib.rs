@@ -90,7 +90,7 @@ struct Heap {
 }
 
 // SAFETY: the library's code runs on the worker's one thread only (the runtime calls it from
-// there), and every access to `lists` holds `lock`, which catches a re-entry.
+// there), and every access to `lists` holds `lock` (a re-entry would wait on it for good).
 unsafe impl Sync for Heap {}
 
 impl Heap {
