@@ -162,6 +162,15 @@ static void smc_bpf_one_of(struct smc_bpf *b, const int *nums, unsigned n, int y
     smc_bpf_label(b, done);
 }
 
+/* Jump to `yes` if the call was made at `ip` (after its instruction: a gate's end), else to
+ * `no`. */
+static void smc_bpf_ip_is(struct smc_bpf *b, uint64_t ip, int yes, int no) {
+    smc_bpf_ld(b, SMC_SD(instruction_pointer));
+    smc_bpf_jump(b, BPF_JEQ, (uint32_t)ip, -1, no);
+    smc_bpf_ld(b, SMC_SD(instruction_pointer) + 4);
+    smc_bpf_jump(b, BPF_JEQ, (uint32_t)(ip >> 32), yes, no);
+}
+
 static int smc_int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 /* Install the filter (for this process, for good), watching the output too if `output`. 1
@@ -193,10 +202,7 @@ static int smc_fdwatch_install(int output) {
         smc_bpf_jump(&b, BPF_JEQ, 1, OUT_FD, -1);
         smc_bpf_jump(&b, BPF_JEQ, 2, OUT_FD, OUT_ALLOW);
         smc_bpf_label(&b, OUT_FD);
-        smc_bpf_ld(&b, SMC_SD(instruction_pointer));
-        smc_bpf_jump(&b, BPF_JEQ, (uint32_t)gate, -1, OUT_TRAP);
-        smc_bpf_ld(&b, SMC_SD(instruction_pointer) + 4);
-        smc_bpf_jump(&b, BPF_JEQ, (uint32_t)(gate >> 32), OUT_ALLOW, OUT_TRAP);
+        smc_bpf_ip_is(&b, gate, OUT_ALLOW, OUT_TRAP);
         smc_bpf_label(&b, OUT_ALLOW);
         smc_bpf_ret(&b, SECCOMP_RET_ALLOW);
         smc_bpf_label(&b, OUT_TRAP);
@@ -209,15 +215,9 @@ static int smc_fdwatch_install(int output) {
     smc_bpf_one_of(&b, nums, SMC_FDWATCH_NHARMLESS, ALLOW);
     /* the handler's own calls */
     smc_bpf_label(&b, GATES);
-    smc_bpf_ld(&b, SMC_SD(instruction_pointer));
-    smc_bpf_jump(&b, BPF_JEQ, (uint32_t)gate, -1, GATE32);
-    smc_bpf_ld(&b, SMC_SD(instruction_pointer) + 4);
-    smc_bpf_jump(&b, BPF_JEQ, (uint32_t)(gate >> 32), ALLOW, GATE32);
+    smc_bpf_ip_is(&b, gate, ALLOW, GATE32);
     smc_bpf_label(&b, GATE32);
-    smc_bpf_ld(&b, SMC_SD(instruction_pointer));
-    smc_bpf_jump(&b, BPF_JEQ, (uint32_t)gate32, -1, ARGS);
-    smc_bpf_ld(&b, SMC_SD(instruction_pointer) + 4);
-    smc_bpf_jump(&b, BPF_JEQ, (uint32_t)(gate32 >> 32), ALLOW, ARGS);
+    smc_bpf_ip_is(&b, gate32, ALLOW, ARGS);
     /* fcntl but F_DUPFD and F_DUPFD_CLOEXEC; clone without CLONE_PIDFD; other ABIs and the
      * rest: the handler */
     smc_bpf_label(&b, ARGS);
