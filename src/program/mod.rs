@@ -197,11 +197,12 @@ impl Program {
             .any(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(".gcc_except_table"));
         if !exception_tables {
             for c in &mut code {
-                let end = c.addr + c.bytes.len() as u64;
+                // (a malformed file's addresses and sizes may add up past the end of memory)
+                let end = c.addr.saturating_add(c.bytes.len() as u64);
                 c.functions = functions
                     .iter()
-                    .filter(|f| f.size > 0 && f.addr >= c.addr && f.addr + f.size <= end)
-                    .map(|f| (f.addr, f.addr + f.size))
+                    .filter_map(|f| Some((f.addr, f.addr.checked_add(f.size)?)))
+                    .filter(|&(lo, hi)| hi > lo && lo >= c.addr && hi <= end)
                     .collect();
             }
         }

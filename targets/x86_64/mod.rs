@@ -77,7 +77,10 @@ impl Spans {
             for (j, next) in all.iter().enumerate().skip(k + 1) {
                 let ok = !next.is_invalid()
                     && next.flow_control() == FlowControl::Next
-                    && next.ip() + next.len() as u64 <= hi
+                    && next
+                        .ip()
+                        .checked_add(next.len() as u64)
+                        .is_some_and(|e| e <= hi)
                     && !targets.contains(&next.ip())
                     && !is_site.contains(&j);
                 if span >= HOOK_LEN || !ok {
@@ -275,7 +278,8 @@ impl Decoder for X86_64 {
         let sites = sites
             .into_iter()
             .map(|(k, site)| {
-                let start = (all[k].ip() - section.addr) as usize;
+                // (the decoder's ip wraps at the end of the address space)
+                let start = all[k].ip().wrapping_sub(section.addr) as usize;
                 let len = spans.of(k).unwrap_or(all[k].len());
                 let bytes = section.bytes[start..start + len].to_vec();
                 DecodedSite {
@@ -333,7 +337,7 @@ impl Decoder for X86_64 {
         }
         let len = code.len();
         code.push(0xe9); // jmp rel32
-        let back = rel32(ip + len as u64, at + code.len() as u64 + 4)?;
+        let back = rel32(ip.wrapping_add(len as u64), at + code.len() as u64 + 4)?;
         code.extend_from_slice(&back.to_le_bytes());
         if code.len() > self.copy_stride() {
             return Err(fail("does not fit its slot"));
