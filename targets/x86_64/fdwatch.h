@@ -173,6 +173,14 @@ static void smc_bpf_ip_is(struct smc_bpf *b, uint64_t ip, int yes, int no) {
 
 static int smc_int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
+/* smc_bpf_one_of for call numbers in any order (at most SMC_FDWATCH_NHARMLESS of them). */
+static void smc_bpf_one_of_list(struct smc_bpf *b, const int *list, unsigned n, int yes) {
+    int nums[SMC_FDWATCH_NHARMLESS];
+    memcpy(nums, list, n * sizeof nums[0]);
+    qsort(nums, n, sizeof nums[0], smc_int_cmp);
+    smc_bpf_one_of(b, nums, n, yes);
+}
+
 /* Install the filter (for this process, for good), watching the output too if `output`. 1
  * when it is on. The harmless calls come first and look at nothing but the ABI and the
  * number, so that the kernel caches them (all but the positioned ones, when the output is
@@ -189,10 +197,7 @@ static int smc_fdwatch_install(int output) {
     smc_bpf_jump(&b, BPF_JEQ, AUDIT_ARCH_X86_64, -1, GATES);
     smc_bpf_ld(&b, SMC_SD(nr));
     if (output) {
-        int pos[SMC_FDWATCH_NPOSITIONED];
-        memcpy(pos, smc_fdwatch_positioned, sizeof pos);
-        qsort(pos, SMC_FDWATCH_NPOSITIONED, sizeof pos[0], smc_int_cmp);
-        smc_bpf_one_of(&b, pos, SMC_FDWATCH_NPOSITIONED, POSITIONED);
+        smc_bpf_one_of_list(&b, smc_fdwatch_positioned, SMC_FDWATCH_NPOSITIONED, POSITIONED);
         smc_bpf_jump(&b, BPF_JA, 0, HARMLESS, HARMLESS);
         /* the descriptor is an int: the low word of the argument; the handler's own calls
          * through the gate go through (the answers are here: the ones at the end are too far
@@ -209,10 +214,7 @@ static int smc_fdwatch_install(int output) {
         smc_bpf_ret(&b, trap);
         smc_bpf_label(&b, HARMLESS);
     }
-    int nums[SMC_FDWATCH_NHARMLESS];
-    memcpy(nums, smc_fdwatch_harmless, sizeof nums);
-    qsort(nums, SMC_FDWATCH_NHARMLESS, sizeof nums[0], smc_int_cmp);
-    smc_bpf_one_of(&b, nums, SMC_FDWATCH_NHARMLESS, ALLOW);
+    smc_bpf_one_of_list(&b, smc_fdwatch_harmless, SMC_FDWATCH_NHARMLESS, ALLOW);
     /* the handler's own calls */
     smc_bpf_label(&b, GATES);
     smc_bpf_ip_is(&b, gate, ALLOW, GATE32);
