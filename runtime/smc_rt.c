@@ -203,15 +203,27 @@ static void publish_prev(struct smc_slot *s) {
     t_captured = 0;
 }
 
+/* memcpy of an access's bytes: the usual sizes as plain moves (no call into libc per store). */
+static inline void copy_access(void *dst, const void *src, uint64_t size) {
+    switch (size) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size);
+    }
+}
+
 /* Undo this thread's tentative change, capturing a buffered store's bytes first. */
 static void undo_tentative(struct smc_slot *s) {
     if (!t_fix.active) return;
     if (t_fix.capture) {
-        memcpy(s->stored, (const void *)t_fix.addr, t_fix.size);
+        copy_access(s->stored, (const void *)t_fix.addr, t_fix.size);
         s->stored_size = (uint32_t)t_fix.size;
         t_captured = 1;
     }
-    memcpy((void *)t_fix.addr, t_fix.saved, t_fix.size);
+    copy_access((void *)t_fix.addr, t_fix.saved, t_fix.size);
     t_fix.active = 0;
 }
 
@@ -221,7 +233,7 @@ static void begin_tentative(uint64_t addr, uint64_t size, int capture) {
     t_fix.addr = addr;
     t_fix.size = size;
     t_fix.capture = capture;
-    memcpy(t_fix.saved, (const void *)addr, size);
+    copy_access(t_fix.saved, (const void *)addr, size);
     t_fix.active = 1;
 }
 

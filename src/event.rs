@@ -33,6 +33,10 @@ impl fmt::Display for TargetAddr {
 /// Widest access whose bytes can be buffered or substituted (AVX-512).
 pub const MAX_ACCESS: usize = 64;
 
+/// The bytes of one buffered store: inline up to 16 (every scalar and SSE store), so that a
+/// store, its buffer entry and the checkpoints that copy it allocate nothing.
+pub type StoreBytes = smallvec::SmallVec<[u8; 16]>;
+
 /// The object `__VERIFIER_atomic_begin/end` synchronise on (no real memory is there).
 pub const ATOMIC_SECTION: TargetAddr = TargetAddr(u64::MAX - 63);
 
@@ -435,7 +439,7 @@ pub struct Event {
     /// The supervisor's reply to the runtime (e.g. try-lock result).
     pub reply: u64,
     /// The bytes a buffered store put in its buffer, or an update wrote to memory.
-    pub bytes: Option<Vec<u8>>,
+    pub bytes: Option<StoreBytes>,
     /// For a load: the bytes (bit n = byte n) it read from its own store buffer.
     pub forwarded: u64,
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use memmap2::MmapMut;
 
-use crate::event::{FenceKind, Op, Pending, TargetAddr};
+use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 
 pub const MAGIC: u64 = 0x314e4843434d53;
 pub const VERSION: u32 = 8;
@@ -587,9 +587,9 @@ impl Channel {
     }
 
     /// The bytes the slot's last buffered store wrote (untrusted size, clamped).
-    pub fn stored(&self, i: usize) -> Vec<u8> {
+    pub fn stored(&self, i: usize) -> StoreBytes {
         let s = self.slot(i);
-        s.stored[..(s.stored_size as usize).min(MAX_ACCESS)].to_vec()
+        StoreBytes::from_slice(&s.stored[..(s.stored_size as usize).min(MAX_ACCESS)])
     }
 
     /// The values the execution recorded with `__smc_observe`, by index.

@@ -5,15 +5,17 @@
 //! address of a store) has its own updater, and an entry can reach memory once no older entry of
 //! the same thread overlaps it and no older `sfence` epoch is still buffered.
 
-use std::collections::VecDeque;
+use smallvec::SmallVec;
 
-use crate::event::{ThreadId, MAX_ACCESS};
+use crate::event::{StoreBytes, ThreadId, MAX_ACCESS};
 use crate::model::BufferKind;
 
 #[derive(Clone, Debug)]
 pub struct Entry {
+    /// The thread whose buffer holds it.
+    pub owner: ThreadId,
     pub addr: u64,
-    pub bytes: Vec<u8>,
+    pub bytes: StoreBytes,
     /// Trace position of the store that made it.
     pub store: usize,
     /// Latest load of the owner that read from this entry by forwarding.
@@ -34,21 +36,49 @@ impl Entry {
 /// The key of an updater: 0 under TSO, the location under PSO.
 pub type UpdaterKey = u64;
 
-#[derive(Default, Clone)]
+/// Entries that may reach memory next: (owner, updater key, entry). A few at a time.
+pub type Ready<'a> = SmallVec<[(ThreadId, UpdaterKey, &'a Entry); 4]>;
+
+/// Past this many entries, PSO's readiness check looks older entries up in a
+/// map instead of scanning them.
+const SCAN_LIMIT: usize = 16;
+
+#[derive(Default)]
 pub struct Buffers {
     kind: Option<BufferKind>,
     bound: Option<usize>,
-    /// Indexed by thread id.
-    entries: Vec<VecDeque<Entry>>,
+    /// The entries of all threads, oldest first (a thread's buffer is its own entries in this
+    /// order): one vector, so that copying the buffers into a checkpoint reuses its allocation.
+    entries: Vec<Entry>,
+    /// sfence epoch of each thread (PSO), indexed by thread id.
     epochs: Vec<u32>,
+    /// An entry was added or removed, or an epoch ended, since [`Buffers::take_changed`].
+    changed: bool,
 }
 
-/// What a load sees of its own thread's buffer: for each byte, the entry (index in the buffer)
-/// that supplies it, if any.
+/// Checkpoints copy the buffers into retired states: `clone_from` keeps their allocations.
+impl Clone for Buffers {
+    fn clone(&self) -> Self {
+        let mut b = Buffers::default();
+        b.clone_from(self);
+        b
+    }
+
+    fn clone_from(&mut self, o: &Self) {
+        self.kind = o.kind;
+        self.bound = o.bound;
+        self.entries.clone_from(&o.entries);
+        self.epochs.clone_from(&o.epochs);
+        self.changed = o.changed;
+    }
+}
+
+/// What a load sees of its own thread's buffer: for each byte, the entry (index among all
+/// entries) that supplies it, if any.
 pub struct Forwarding {
     pub mask: u64,
     pub bytes: [u8; MAX_ACCESS],
-    pub sources: Vec<usize>,
+    pub sources: SmallVec<[usize; 4]>,
 }
 
 impl Buffers {
@@ -60,37 +90,38 @@ impl Buffers {
         }
     }
 
-    fn of(&mut self, t: ThreadId) -> &mut VecDeque<Entry> {
-        if self.entries.len() <= t.index() {
-            self.entries.resize_with(t.index() + 1, VecDeque::new);
-            self.epochs.resize(t.index() + 1, 0);
-        }
-        &mut self.entries[t.index()]
-    }
-
-    fn get(&self, t: ThreadId) -> Option<&VecDeque<Entry>> {
-        self.entries.get(t.index())
+    fn of(&self, t: ThreadId) -> impl DoubleEndedIterator<Item = (usize, &Entry)> + '_ {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(move |(_, e)| e.owner == t)
     }
 
     pub fn is_empty(&self, t: ThreadId) -> bool {
-        self.get(t).is_none_or(|b| b.is_empty())
+        self.of(t).next().is_none()
     }
 
     /// Can `t` buffer one more store at `addr`?
     pub fn has_room(&self, t: ThreadId, addr: u64) -> bool {
         let Some(bound) = self.bound else { return true };
         let used = match self.kind {
-            Some(BufferKind::PerLocation) => self
-                .get(t)
-                .map_or(0, |b| b.iter().filter(|e| e.addr == addr).count()),
-            _ => self.get(t).map_or(0, |b| b.len()),
+            Some(BufferKind::PerLocation) => self.of(t).filter(|(_, e)| e.addr == addr).count(),
+            _ => self.of(t).count(),
         };
         used < bound
     }
 
-    pub fn push(&mut self, t: ThreadId, addr: u64, bytes: Vec<u8>, store: usize) {
+    /// Whether the entries that may reach memory next can differ from when this was last
+    /// asked (then they are computed again).
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
+    }
+
+    pub fn push(&mut self, t: ThreadId, addr: u64, bytes: StoreBytes, store: usize) {
+        self.changed = true;
         let epoch = self.epochs.get(t.index()).copied().unwrap_or(0);
-        self.of(t).push_back(Entry {
+        self.entries.push(Entry {
+            owner: t,
             addr,
             bytes,
             store,
@@ -101,45 +132,80 @@ impl Buffers {
 
     /// `sfence` under PSO: later stores wait for the ones buffered now.
     pub fn store_fence(&mut self, t: ThreadId) {
-        self.of(t);
+        self.changed = true;
+        if self.epochs.len() <= t.index() {
+            self.epochs.resize(t.index() + 1, 0);
+        }
         self.epochs[t.index()] += 1;
     }
 
-    /// The entries that may reach memory now, with their updater's key.
-    pub fn ready(&self, t: ThreadId) -> Vec<(UpdaterKey, &Entry)> {
-        let Some(buf) = self.get(t) else {
-            return Vec::new();
-        };
-        match self.kind {
-            Some(BufferKind::PerLocation) => {
-                // the oldest entry of each location, unless an older entry overlaps it; older
-                // entries are looked up by start address (an access spans at most MAX_ACCESS)
-                let first_epoch = buf.front().map_or(0, |e| e.epoch);
-                let mut older: std::collections::BTreeMap<u64, u64> =
-                    std::collections::BTreeMap::new();
-                let mut ready = Vec::new();
-                for e in buf.iter().take_while(|e| e.epoch == first_epoch) {
-                    let lo = e.addr.saturating_sub(MAX_ACCESS as u64 - 1);
-                    let blocked = older.range(lo..e.end()).any(|(_, &end)| e.addr < end);
-                    if !blocked {
-                        ready.push((e.addr, e));
-                    }
-                    let end = older.entry(e.addr).or_insert(0);
-                    *end = (*end).max(e.end());
-                }
-                ready
+    /// The entries that may reach memory now, by owner (in thread id order), each owner's in
+    /// buffer order.
+    pub fn ready(&self) -> Ready<'_> {
+        let mut ready = Ready::new();
+        if self.kind == Some(BufferKind::PerLocation) {
+            if self.entries.len() > SCAN_LIMIT {
+                return self.ready_per_location_by_map();
             }
-            _ => buf.front().map(|e| (0, e)).into_iter().collect(),
+            // the oldest entry of each location of the first sfence epoch, unless an older
+            // entry overlaps it
+            for (i, e) in self.entries.iter().enumerate() {
+                let mut older = self.entries[..i]
+                    .iter()
+                    .filter(|o| o.owner == e.owner)
+                    .peekable();
+                if older.peek().is_some_and(|first| first.epoch != e.epoch) {
+                    continue;
+                }
+                if !older.any(|o| o.overlaps(e.addr, e.bytes.len() as u64)) {
+                    ready.push((e.owner, e.addr, e));
+                }
+            }
+        } else {
+            // the oldest entry of each thread
+            let mut seen: SmallVec<[ThreadId; 8]> = SmallVec::new();
+            for e in &self.entries {
+                if !seen.contains(&e.owner) {
+                    seen.push(e.owner);
+                    ready.push((e.owner, 0, e));
+                }
+            }
         }
+        ready.sort_by_key(|(t, _, _)| *t);
+        ready
+    }
+
+    /// [`Buffers::ready`] under PSO for long buffers: older entries looked up by start address
+    /// (an access spans at most MAX_ACCESS bytes).
+    fn ready_per_location_by_map(&self) -> Ready<'_> {
+        let mut owners: Vec<ThreadId> = self.entries.iter().map(|e| e.owner).collect();
+        owners.sort_unstable();
+        owners.dedup();
+        let mut ready = Ready::new();
+        for t in owners {
+            let first_epoch = self.of(t).next().map_or(0, |(_, e)| e.epoch);
+            let mut older: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
+            for (_, e) in self.of(t).take_while(|(_, e)| e.epoch == first_epoch) {
+                let lo = e.addr.saturating_sub(MAX_ACCESS as u64 - 1);
+                let blocked = older.range(lo..e.end()).any(|(_, &end)| e.addr < end);
+                if !blocked {
+                    ready.push((t, e.addr, e));
+                }
+                let end = older.entry(e.addr).or_insert(0);
+                *end = (*end).max(e.end());
+            }
+        }
+        ready
     }
 
     /// Remove the entry the updater `key` of `t` writes next.
     pub fn take(&mut self, t: ThreadId, key: UpdaterKey) -> Option<Entry> {
         let i = match self.kind {
-            Some(BufferKind::PerLocation) => self.get(t)?.iter().position(|e| e.addr == key)?,
-            _ => 0,
+            Some(BufferKind::PerLocation) => self.of(t).find(|(_, e)| e.addr == key)?.0,
+            _ => self.of(t).next()?.0,
         };
-        self.of(t).remove(i)
+        self.changed = true;
+        Some(self.entries.remove(i))
     }
 
     /// What a load of `size` bytes at `addr` by `t` sees of its buffer: the newest entry for
@@ -148,12 +214,14 @@ impl Buffers {
         let mut f = Forwarding {
             mask: 0,
             bytes: [0; MAX_ACCESS],
-            sources: Vec::new(),
+            sources: SmallVec::new(),
         };
-        let Some(buf) = self.get(t) else { return f };
+        if self.entries.is_empty() {
+            return f;
+        }
         for i in 0..size.min(MAX_ACCESS as u64) {
             let b = addr + i;
-            if let Some((n, e)) = buf.iter().enumerate().rev().find(|(_, e)| e.overlaps(b, 1)) {
+            if let Some((n, e)) = self.of(t).rev().find(|(_, e)| e.overlaps(b, 1)) {
                 f.mask |= 1 << i;
                 f.bytes[i as usize] = e.bytes[(b - e.addr) as usize];
                 if !f.sources.contains(&n) {
@@ -164,23 +232,13 @@ impl Buffers {
         f
     }
 
-    /// Remember that `load` read from these entries of `t`.
-    pub fn forwarded(&mut self, t: ThreadId, sources: &[usize], load: usize) {
-        let buf = self.of(t);
+    /// Remember that `load` read from these entries ([`Forwarding::sources`]).
+    pub fn forwarded(&mut self, sources: &[usize], load: usize) {
         for &n in sources {
-            if let Some(e) = buf.get_mut(n) {
+            if let Some(e) = self.entries.get_mut(n) {
                 e.forwarded_to = Some(load);
             }
         }
-    }
-
-    /// Threads with something buffered.
-    pub fn owners(&self) -> impl Iterator<Item = ThreadId> + '_ {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| !b.is_empty())
-            .map(|(i, _)| ThreadId(i as u32))
     }
 }
 
@@ -193,12 +251,12 @@ mod tests {
     #[test]
     fn forwarding_is_byte_exact_and_newest_wins() {
         let mut b = Buffers::new(BufferKind::Fifo, None);
-        b.push(P, 0x100, vec![1, 2, 3, 4], 0);
-        b.push(P, 0x102, vec![9], 1);
+        b.push(P, 0x100, smallvec::smallvec![1, 2, 3, 4], 0);
+        b.push(P, 0x102, smallvec::smallvec![9], 1);
         let f = b.forwarding(P, 0x100, 8);
         assert_eq!(f.mask, 0b1111);
         assert_eq!(&f.bytes[..4], &[1, 2, 9, 4]);
-        assert_eq!(f.sources, vec![0, 1]);
+        assert_eq!(f.sources[..], [0, 1]);
         // a load that only partly overlaps reads the rest from memory
         let f = b.forwarding(P, 0x0fe, 4);
         assert_eq!((f.mask, &f.bytes[2..4]), (0b1100, &[1u8, 2][..]));
@@ -207,26 +265,26 @@ mod tests {
     #[test]
     fn tso_drains_in_order_and_pso_per_location() {
         let mut tso = Buffers::new(BufferKind::Fifo, None);
-        tso.push(P, 0x100, vec![1; 4], 0);
-        tso.push(P, 0x200, vec![2; 4], 1);
+        tso.push(P, 0x100, smallvec::smallvec![1; 4], 0);
+        tso.push(P, 0x200, smallvec::smallvec![2; 4], 1);
         assert_eq!(
-            tso.ready(P)
+            tso.ready()
                 .iter()
-                .map(|(k, e)| (*k, e.addr))
+                .map(|(_, k, e)| (*k, e.addr))
                 .collect::<Vec<_>>(),
             vec![(0, 0x100)]
         );
         let mut pso = Buffers::new(BufferKind::PerLocation, None);
-        pso.push(P, 0x100, vec![1; 4], 0);
-        pso.push(P, 0x200, vec![2; 4], 1);
-        pso.push(P, 0x102, vec![3; 4], 2); // overlaps the first: must wait for it
-        let ready: Vec<u64> = pso.ready(P).iter().map(|(k, _)| *k).collect();
+        pso.push(P, 0x100, smallvec::smallvec![1; 4], 0);
+        pso.push(P, 0x200, smallvec::smallvec![2; 4], 1);
+        pso.push(P, 0x102, smallvec::smallvec![3; 4], 2); // overlaps the first: must wait for it
+        let ready: Vec<u64> = pso.ready().iter().map(|(_, k, _)| *k).collect();
         assert_eq!(ready, vec![0x100, 0x200]);
-        assert_eq!(pso.take(P, 0x200).unwrap().bytes, vec![2; 4]);
+        assert_eq!(pso.take(P, 0x200).unwrap().bytes[..], [2; 4]);
         pso.store_fence(P);
-        pso.push(P, 0x300, vec![4; 4], 3);
+        pso.push(P, 0x300, smallvec::smallvec![4; 4], 3);
         assert!(
-            !pso.ready(P).iter().any(|(k, _)| *k == 0x300),
+            !pso.ready().iter().any(|(_, k, _)| *k == 0x300),
             "waits for the sfence"
         );
     }
@@ -235,7 +293,7 @@ mod tests {
     fn bound_limits_pending_stores() {
         let mut b = Buffers::new(BufferKind::Fifo, Some(1));
         assert!(b.has_room(P, 0x100));
-        b.push(P, 0x100, vec![1], 0);
+        b.push(P, 0x100, smallvec::smallvec![1], 0);
         assert!(!b.has_room(P, 0x200));
         b.take(P, 0);
         assert!(b.has_room(P, 0x200));

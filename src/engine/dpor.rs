@@ -20,38 +20,58 @@ use crate::event::{Event, FenceKind, Footprint, Op, Pending, TargetAddr, ThreadI
 use crate::model::{BufferKind, Model};
 
 /// Vector clock indexed by thread id; entry t = number of t's events known. Every event has
-/// one: inline up to 8 threads, so copying one allocates nothing on litmus-size programs.
+/// one, and copies of clocks are the engine's most frequent operation: the first 8 entries
+/// are a fixed array (copied whole, with no call), the others (rare) in a vector.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Clock(SmallVec<[u32; 8]>);
+struct Clock {
+    first: [u32; CLOCK_INLINE],
+    rest: Vec<u32>,
+}
 
-/// By slice copies: SmallVec's own clone goes element by element through an iterator
-/// (clocks and location histories are copied into every checkpoint).
+const CLOCK_INLINE: usize = 8;
+
 impl Clone for Clock {
     fn clone(&self) -> Self {
-        Clock(SmallVec::from_slice(&self.0))
+        Clock {
+            first: self.first,
+            rest: self.rest.clone(),
+        }
     }
 
     fn clone_from(&mut self, o: &Self) {
-        self.0.clear();
-        self.0.extend_from_slice(&o.0);
+        self.first = o.first;
+        if !(self.rest.is_empty() && o.rest.is_empty()) {
+            self.rest.clone_from(&o.rest);
+        }
     }
 }
 
 impl Clock {
     fn get(&self, t: ThreadId) -> u32 {
-        self.0.get(t.index()).copied().unwrap_or(0)
+        match t.index().checked_sub(CLOCK_INLINE) {
+            None => self.first[t.index()],
+            Some(i) => self.rest.get(i).copied().unwrap_or(0),
+        }
     }
     fn set(&mut self, t: ThreadId, v: u32) {
-        if self.0.len() <= t.index() {
-            self.0.resize(t.index() + 1, 0);
+        match t.index().checked_sub(CLOCK_INLINE) {
+            None => self.first[t.index()] = v,
+            Some(i) => {
+                if self.rest.len() <= i {
+                    self.rest.resize(i + 1, 0);
+                }
+                self.rest[i] = v;
+            }
         }
-        self.0[t.index()] = v;
     }
     fn join(&mut self, o: &Clock) {
-        if self.0.len() < o.0.len() {
-            self.0.resize(o.0.len(), 0);
+        for (a, b) in self.first.iter_mut().zip(&o.first) {
+            *a = (*a).max(*b);
         }
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
+        if self.rest.len() < o.rest.len() {
+            self.rest.resize(o.rest.len(), 0);
+        }
+        for (a, b) in self.rest.iter_mut().zip(&o.rest) {
             *a = (*a).max(*b);
         }
     }
@@ -890,6 +910,7 @@ impl<'a> Explorer<'a> {
             let patch = run.forwarding(t, &pending.op).map(|f| (f.mask, f.bytes));
             let slot = run.threads[t.index()].slot;
             let reply = Reply { value, patch };
+            exec.recycle(std::mem::take(&mut snap));
             let stepped = exec.step(slot, &reply);
             self.nodes[pos].step = Some(ScriptStep::Run {
                 slot,
@@ -908,7 +929,11 @@ impl<'a> Explorer<'a> {
                 }
                 r => r?,
             };
-            if let Some(Some(prev)) = snap.slots.get(slot as usize).map(|s| s.prev.clone()) {
+            if let Some(prev) = snap
+                .slots
+                .get_mut(slot as usize)
+                .and_then(|s| s.prev.take())
+            {
                 if matches!(pending.op, Op::Cas { .. }) {
                     ev.wrote = prev.wrote;
                 }
@@ -1016,19 +1041,20 @@ impl<'a> Explorer<'a> {
     /// The updaters of store buffers, as threads: each entry that may reach memory next is the
     /// pending update of its updater.
     fn refresh_updaters(&mut self, run: &mut Run) {
-        let Some(buffers) = &run.buffers else { return };
-        let mut ready = Vec::new();
-        for owner in buffers.owners() {
-            for (key, e) in buffers.ready(owner) {
-                ready.push((
-                    owner,
-                    key,
-                    e.addr,
-                    e.bytes.len() as u32,
-                    run.trace[e.store].ev.pc,
-                ));
-            }
+        let Some(buffers) = &mut run.buffers else {
+            return;
+        };
+        if !buffers.take_changed() {
+            return; // the updaters' pending updates are still those of the buffers
         }
+        let ready: SmallVec<[_; 4]> = buffers
+            .ready()
+            .into_iter()
+            .map(|(owner, key, e)| {
+                let pc = run.trace[e.store].ev.pc;
+                (owner, key, e.addr, e.bytes.len() as u32, pc)
+            })
+            .collect();
         for th in run.threads.iter_mut().filter(|th| th.updater.is_some()) {
             th.pending = None;
         }
@@ -1244,7 +1270,7 @@ impl<'a> Explorer<'a> {
         run: &mut Run,
         pos: usize,
         flushing: Option<Entry>,
-        sources: Option<Vec<usize>>,
+        sources: Option<SmallVec<[usize; 4]>>,
     ) {
         let per_location = self
             .model
@@ -1257,12 +1283,15 @@ impl<'a> Explorer<'a> {
         let t = ev.thread;
         match ev.op {
             Op::Store { addr, size } | Op::RmwStore { addr, size } => {
-                let bytes = ev.bytes.clone().unwrap_or_else(|| vec![0; size as usize]);
+                let bytes = ev
+                    .bytes
+                    .clone()
+                    .unwrap_or_else(|| smallvec::smallvec![0; size as usize]);
                 buffers.push(t, addr.0, bytes, pos);
             }
             Op::Load { .. } | Op::RmwLoad { .. } => {
                 if let Some(sources) = sources {
-                    buffers.forwarded(t, &sources, pos);
+                    buffers.forwarded(&sources, pos);
                 }
             }
             Op::Fence {

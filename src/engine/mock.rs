@@ -7,7 +7,7 @@ use super::{
     Ended, ExecError, Executed, Executor, ProcessEnd, Reply, RuntimeError, RuntimeErrorKind,
     ScriptStep, SlotState, SlotView, Snapshot,
 };
-use crate::event::{Op, Pending, TargetAddr};
+use crate::event::{Op, Pending, StoreBytes, TargetAddr};
 
 /// A checked condition over final memory: an "assertion" that fails when it returns false.
 pub type Check = fn(&HashMap<u64, u64>) -> bool;
@@ -217,7 +217,9 @@ impl Mock {
             }
             Op::Store { addr, .. } => {
                 // with store buffers the engine commits it later
-                let stored = self.buffered.then(|| (value as u32).to_le_bytes().to_vec());
+                let stored = self
+                    .buffered
+                    .then(|| StoreBytes::from_slice(&(value as u32).to_le_bytes()));
                 if !self.buffered {
                     self.mem.insert(addr.0, value);
                 }

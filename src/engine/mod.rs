@@ -14,7 +14,7 @@ pub mod sync;
 
 use std::collections::BTreeMap;
 
-use crate::event::{Event, Pending, ThreadId, MAX_ACCESS};
+use crate::event::{Event, Pending, StoreBytes, ThreadId, MAX_ACCESS};
 
 pub use dpor::{explore, explore_part, replay};
 
@@ -33,7 +33,7 @@ pub struct Executed {
     pub read: Option<u64>,
     pub written: Option<u64>,
     /// The bytes a buffered store wrote into its buffer.
-    pub stored: Option<Vec<u8>>,
+    pub stored: Option<StoreBytes>,
 }
 
 /// What the engine tells a thread it lets run.
@@ -60,7 +60,7 @@ pub enum ScriptStep {
         addr: u64,
     },
     /// A buffered store reaches memory.
-    Commit { addr: u64, bytes: Vec<u8> },
+    Commit { addr: u64, bytes: StoreBytes },
 }
 
 #[derive(Clone, Debug)]
@@ -127,6 +127,10 @@ pub trait Executor {
     /// Let `slot` run its pending operation with `reply`; returns when every thread waits again
     /// or the process has ended.
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError>;
+    /// Take back a snapshot the engine is done with, for the next one to reuse its allocation.
+    fn recycle(&mut self, snap: Snapshot) {
+        let _ = snap;
+    }
     /// A buffered store reaches memory: write `bytes` at `addr` before any thread runs again.
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError>;
     /// End the current execution if it still runs (nothing more will be scheduled).

@@ -25,8 +25,8 @@ use super::read::{ChannelReader, CORRUPTED};
 use super::{interrupted, NativeTarget};
 use crate::channel::{futex_wait, futex_wake, memfd, Channel, MAX_SCRIPT};
 use crate::engine::{
-    self, Config, ExecError, Executor, Observation, Outcome, Progress, Reply, ScriptStep, Snapshot,
-    Split, Stats, Step,
+    self, Config, ExecError, Executor, Observation, Outcome, Progress, Reply, ScriptStep, SlotView,
+    Snapshot, Split, Stats, Step,
 };
 use crate::event::MAX_ACCESS;
 use crate::model::{self, Model};
@@ -292,6 +292,8 @@ struct WorkerExecutor<'a> {
     ch: Channel,
     area: &'a Area,
     in_exec: bool,
+    /// The slots of the last snapshot the engine gave back, for the next one.
+    spare_slots: Vec<SlotView>,
 }
 
 impl WorkerExecutor<'_> {
@@ -307,11 +309,12 @@ impl WorkerExecutor<'_> {
     /// What the runtime's call returned: where the execution stands now.
     fn settle(&mut self, r: i32) -> Result<Snapshot, ExecError> {
         self.area.header().steps.fetch_add(1, SeqCst);
+        let slots = std::mem::take(&mut self.spare_slots);
         match r {
-            0 => self.reader().snapshot(false),
+            0 => self.reader().snapshot_into(false, slots),
             1 => {
                 self.in_exec = false;
-                self.reader().snapshot(true)
+                self.reader().snapshot_into(true, slots)
             }
             2 => {
                 self.in_exec = false;
@@ -359,6 +362,10 @@ impl Executor for WorkerExecutor<'_> {
         self.ch.slot_go(i).store(1, SeqCst);
         let r = (self.ops.run)();
         self.settle(r)
+    }
+
+    fn recycle(&mut self, snap: Snapshot) {
+        self.spare_slots = snap.slots;
     }
 
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
@@ -433,6 +440,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         ch,
         area,
         in_exec: false,
+        spare_slots: Vec::new(),
     };
     let mut progress = |s: &Stats| {
         area.publish(s);

@@ -700,7 +700,7 @@ impl Executor for NativeTarget {
     }
 
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
-        let is_next = |s: &ScriptStep| matches!(s, ScriptStep::Commit { addr: a, bytes: b } if *a == addr && b == bytes);
+        let is_next = |s: &ScriptStep| matches!(s, ScriptStep::Commit { addr: a, bytes: b } if *a == addr && b[..] == *bytes);
         if let Some(r) = self.replayed_step(is_next) {
             return r.map(|_| ());
         }

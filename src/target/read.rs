@@ -55,11 +55,21 @@ impl ChannelReader<'_> {
     }
 
     pub fn snapshot(&self, done: bool) -> Result<Snapshot, ExecError> {
+        self.snapshot_into(done, Vec::new())
+    }
+
+    /// [`ChannelReader::snapshot`] into the allocation of `slots` (emptied first).
+    pub fn snapshot_into(
+        &self,
+        done: bool,
+        mut slots: Vec<SlotView>,
+    ) -> Result<Snapshot, ExecError> {
         if !self.ch.intact() {
             return Err(corrupted("header"));
         }
         let n = self.nthreads()?;
-        let mut slots = Vec::with_capacity(n);
+        slots.clear();
+        slots.reserve(n);
         let h = self.ch.header();
         let reported = self.ch.err_kind().load(SeqCst) != err::NONE;
         for i in 0..n {
