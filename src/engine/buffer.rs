@@ -209,16 +209,16 @@ impl Buffers {
     }
 
     /// What a load of `size` bytes at `addr` by `t` sees of its buffer: the newest entry for
-    /// each byte.
-    pub fn forwarding(&self, t: ThreadId, addr: u64, size: u64) -> Forwarding {
+    /// each byte. None when it sees none (asked of every event: answered without building one).
+    pub fn forwarding(&self, t: ThreadId, addr: u64, size: u64) -> Option<Forwarding> {
+        if !self.of(t).any(|(_, e)| e.overlaps(addr, size)) {
+            return None;
+        }
         let mut f = Forwarding {
             mask: 0,
             bytes: [0; MAX_ACCESS],
             sources: SmallVec::new(),
         };
-        if self.entries.is_empty() {
-            return f;
-        }
         for i in 0..size.min(MAX_ACCESS as u64) {
             let b = addr + i;
             if let Some((n, e)) = self.of(t).rev().find(|(_, e)| e.overlaps(b, 1)) {
@@ -229,7 +229,7 @@ impl Buffers {
                 }
             }
         }
-        f
+        (f.mask != 0).then_some(f)
     }
 
     /// Remember that `load` read from these entries ([`Forwarding::sources`]).
@@ -253,13 +253,17 @@ mod tests {
         let mut b = Buffers::new(BufferKind::Fifo, None);
         b.push(P, 0x100, smallvec::smallvec![1, 2, 3, 4], 0);
         b.push(P, 0x102, smallvec::smallvec![9], 1);
-        let f = b.forwarding(P, 0x100, 8);
+        let f = b.forwarding(P, 0x100, 8).unwrap();
         assert_eq!(f.mask, 0b1111);
         assert_eq!(&f.bytes[..4], &[1, 2, 9, 4]);
         assert_eq!(f.sources[..], [0, 1]);
         // a load that only partly overlaps reads the rest from memory
-        let f = b.forwarding(P, 0x0fe, 4);
+        let f = b.forwarding(P, 0x0fe, 4).unwrap();
         assert_eq!((f.mask, &f.bytes[2..4]), (0b1100, &[1u8, 2][..]));
+        // nothing of another thread's buffer, nor of other addresses
+        assert!(b.forwarding(ThreadId(2), 0x100, 8).is_none());
+        assert!(b.forwarding(P, 0x104, 8).is_none());
+        assert!(b.forwarding(P, 0x0f8, 8).is_none());
     }
 
     #[test]

@@ -245,32 +245,46 @@ impl Clone for ThreadRun {
 struct WordHistory {
     /// Per byte: the position of its last write + 1 (0: none).
     last_write: [u32; 8],
-    /// Reads with the bytes of this word (bit i: byte i) for which each is its thread's
-    /// latest (a later write is ordered after those of other owners); inline for a few
-    /// threads: checkpoints clone every word's history.
-    reads: SmallVec<[(u32, u8); 4]>,
+    /// Reads with the bytes of this word for which each is its thread's latest (a later
+    /// write is ordered after those of other owners); inline for a few threads: checkpoints
+    /// clone every word's history.
+    reads: SmallVec<[WordRead; 4]>,
+}
+
+/// A read in a [`WordHistory`], with its thread (so that its trace entry, far away in memory,
+/// need not be looked at).
+#[derive(Clone, Copy)]
+struct WordRead {
+    pos: u32,
+    thread: ThreadId,
+    /// Bit i: byte i of the word.
+    mask: u8,
 }
 
 impl Clone for WordHistory {
+    /// Element by element: a few, and a slice copy would be a call to memcpy.
     fn clone(&self) -> Self {
         WordHistory {
             last_write: self.last_write,
-            reads: SmallVec::from_slice(&self.reads),
+            reads: self.reads.iter().copied().collect(),
         }
     }
 }
 
 impl WordHistory {
-    /// The read at `pos` of the bytes in `mask`, by the thread `same_thread` recognises: the
-    /// latest of that thread for them.
-    fn read(&mut self, pos: usize, mask: u8, same_thread: impl Fn(usize) -> bool) {
-        self.reads.retain(|(r, m)| {
-            if same_thread(*r as usize) {
-                *m &= !mask;
+    /// The read at `pos` of the bytes in `mask` by `thread`: the latest of that thread for them.
+    fn read(&mut self, pos: usize, mask: u8, thread: ThreadId) {
+        self.reads.retain(|r| {
+            if r.thread == thread {
+                r.mask &= !mask;
             }
-            *m != 0
+            r.mask != 0
         });
-        self.reads.push((pos as u32, mask));
+        self.reads.push(WordRead {
+            pos: pos as u32,
+            thread,
+            mask,
+        });
     }
 
     fn write(&mut self, pos: usize, mask: u8) {
@@ -592,7 +606,7 @@ impl Run {
         let b = self.buffers.as_ref()?;
         match *op {
             Op::Load { addr, size } | Op::RmwLoad { addr, size } => {
-                Some(b.forwarding(t, addr.0, size as u64)).filter(|f| f.mask != 0)
+                b.forwarding(t, addr.0, size as u64)
             }
             _ => None,
         }
@@ -726,9 +740,8 @@ impl Run {
                     race.extend(
                         h.reads
                             .iter()
-                            .filter(|&&(_, m)| m & mask != 0)
-                            .map(|&(r, _)| r as usize)
-                            .filter(|&r| self.trace[r].ev.owner() != owner),
+                            .filter(|r| r.mask & mask != 0 && r.thread != owner)
+                            .map(|r| r.pos as usize),
                     );
                 }
             }
@@ -1216,7 +1229,7 @@ impl<'a> Explorer<'a> {
                 if a.write {
                     h.write(pos, mask);
                 } else {
-                    h.read(pos, mask, |r| run.trace[r].ev.thread == t);
+                    h.read(pos, mask, t);
                 }
             }
         }
@@ -1303,7 +1316,7 @@ impl<'a> Explorer<'a> {
                     let lt = run.trace[l].ev.thread;
                     for (word, mask) in word_masks(e.addr, e.bytes.len() as u32, 0) {
                         let h = run.locs.entry(word).or_default();
-                        h.read(l, mask, |r| run.trace[r].ev.thread == lt);
+                        h.read(l, mask, lt);
                     }
                 }
                 let clock = run.trace[pos].clock.clone();

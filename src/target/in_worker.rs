@@ -15,7 +15,10 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicU32, AtomicU64,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::time::{Duration, Instant};
 
 use memmap2::MmapMut;
@@ -294,6 +297,9 @@ struct WorkerExecutor<'a> {
     in_exec: bool,
     /// The slots of the last snapshot the engine gave back, for the next one.
     spare_slots: Vec<SlotView>,
+    /// They are the state of this execution before the next step (given back since the last
+    /// snapshot): a step then reads only the slots it changed.
+    spare_current: bool,
 }
 
 impl WorkerExecutor<'_> {
@@ -306,12 +312,19 @@ impl WorkerExecutor<'_> {
         }
     }
 
-    /// What the runtime's call returned: where the execution stands now.
-    fn settle(&mut self, r: i32) -> Result<Snapshot, ExecError> {
-        self.area.header().steps.fetch_add(1, SeqCst);
+    /// What the runtime's call returned: where the execution stands now (after a step of slot
+    /// `stepped`, or a start).
+    fn settle(&mut self, r: i32, stepped: Option<usize>) -> Result<Snapshot, ExecError> {
+        // the worker is the counter's only writer: a plain increment, not a locked one
+        let steps = &self.area.header().steps;
+        steps.store(steps.load(Relaxed).wrapping_add(1), Relaxed);
         let slots = std::mem::take(&mut self.spare_slots);
+        let current = std::mem::take(&mut self.spare_current);
         match r {
-            0 => self.reader().snapshot_into(false, slots),
+            0 => match stepped {
+                Some(i) if current => self.reader().snapshot_after_step(slots, i),
+                _ => self.reader().snapshot_into(false, slots),
+            },
             1 => {
                 self.in_exec = false;
                 self.reader().snapshot_into(true, slots)
@@ -352,7 +365,7 @@ impl Executor for WorkerExecutor<'_> {
         let n = self.ch.set_script(steps, false);
         self.in_exec = true;
         let r = (self.ops.begin)();
-        let snap = self.settle(r)?;
+        let snap = self.settle(r, None)?;
         Ok((snap, self.ch.script_progress(n).0))
     }
 
@@ -361,11 +374,12 @@ impl Executor for WorkerExecutor<'_> {
         self.ch.running().store(1, SeqCst);
         self.ch.slot_go(i).store(1, SeqCst);
         let r = (self.ops.run)();
-        self.settle(r)
+        self.settle(r, Some(i))
     }
 
     fn recycle(&mut self, snap: Snapshot) {
         self.spare_slots = snap.slots;
+        self.spare_current = self.in_exec && snap.ended.is_none();
     }
 
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
@@ -441,6 +455,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         area,
         in_exec: false,
         spare_slots: Vec::new(),
+        spare_current: false,
     };
     let mut progress = |s: &Stats| {
         area.publish(s);

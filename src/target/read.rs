@@ -70,44 +70,78 @@ impl ChannelReader<'_> {
         let n = self.nthreads()?;
         slots.clear();
         slots.reserve(n);
-        let h = self.ch.header();
         let reported = self.ch.err_kind().load(SeqCst) != err::NONE;
         for i in 0..n {
-            let s = self.ch.slot(i);
-            let mut fresh = true;
-            let state = match self.ch.slot_state(i).load(SeqCst) {
-                slot_state::STOPPED => match self.ch.pending(i) {
-                    Some(p) => SlotState::Stopped(p),
-                    None => return Err(corrupted("pending event")),
-                },
-                slot_state::EXITED => SlotState::Exited,
-                // The process is gone; a thread that was running ended with it. Its results
-                // are fresh only if it reported the error (the runtime publishes them then).
-                slot_state::RUNNING if done => {
-                    fresh = reported && h.err_slot as usize == i;
-                    SlotState::Exited
-                }
-                _ => return Err(corrupted("thread state")),
-            };
-            let f = if fresh { s.prev_flags } else { 0 };
-            let prev = (f & channel::PREV_VALID != 0).then(|| Executed {
-                wrote: f & channel::PREV_WROTE != 0,
-                read: (f & channel::PREV_READ != 0).then_some(s.prev_read),
-                written: (f & channel::PREV_WROTE != 0).then_some(s.prev_written),
-                stored: (f & channel::PREV_STORED != 0).then(|| self.ch.stored(i)),
-            });
-            let parent = if i == 0 { 0 } else { s.parent };
-            if parent as usize >= n {
-                return Err(corrupted("thread parent"));
-            }
-            slots.push(SlotView {
-                parent,
-                state,
-                prev,
-            });
+            slots.push(self.slot_view(i, n, done, reported)?);
         }
         let ended = if done { Some(self.ended(n)?) } else { None };
         Ok(Snapshot { slots, ended })
+    }
+
+    /// [`ChannelReader::snapshot_into`] after a step of `stepped` (by [`slots`], the state before
+    /// it): only that slot and the slots of threads it started are read again, as no other
+    /// thread ran. Falls back to reading every slot when the counts do not fit.
+    pub fn snapshot_after_step(
+        &self,
+        mut slots: Vec<SlotView>,
+        stepped: usize,
+    ) -> Result<Snapshot, ExecError> {
+        if !self.ch.intact() {
+            return Err(corrupted("header"));
+        }
+        let n = self.nthreads()?;
+        let before = slots.len();
+        if n < before || stepped >= before {
+            return self.snapshot_into(false, slots);
+        }
+        slots[stepped] = self.slot_view(stepped, n, false, false)?;
+        for i in before..n {
+            slots.push(self.slot_view(i, n, false, false)?);
+        }
+        Ok(Snapshot { slots, ended: None })
+    }
+
+    /// What slot `i` of `n` holds (`done`: the process has ended; `reported`: with an error).
+    fn slot_view(
+        &self,
+        i: usize,
+        n: usize,
+        done: bool,
+        reported: bool,
+    ) -> Result<SlotView, ExecError> {
+        let h = self.ch.header();
+        let s = self.ch.slot(i);
+        let mut fresh = true;
+        let state = match self.ch.slot_state(i).load(SeqCst) {
+            slot_state::STOPPED => match self.ch.pending(i) {
+                Some(p) => SlotState::Stopped(p),
+                None => return Err(corrupted("pending event")),
+            },
+            slot_state::EXITED => SlotState::Exited,
+            // The process is gone; a thread that was running ended with it. Its results
+            // are fresh only if it reported the error (the runtime publishes them then).
+            slot_state::RUNNING if done => {
+                fresh = reported && h.err_slot as usize == i;
+                SlotState::Exited
+            }
+            _ => return Err(corrupted("thread state")),
+        };
+        let f = if fresh { s.prev_flags } else { 0 };
+        let prev = (f & channel::PREV_VALID != 0).then(|| Executed {
+            wrote: f & channel::PREV_WROTE != 0,
+            read: (f & channel::PREV_READ != 0).then_some(s.prev_read),
+            written: (f & channel::PREV_WROTE != 0).then_some(s.prev_written),
+            stored: (f & channel::PREV_STORED != 0).then(|| self.ch.stored(i)),
+        });
+        let parent = if i == 0 { 0 } else { s.parent };
+        if parent as usize >= n {
+            return Err(corrupted("thread parent"));
+        }
+        Ok(SlotView {
+            parent,
+            state,
+            prev,
+        })
     }
 
     fn ended(&self, n: usize) -> Result<Ended, ExecError> {
