@@ -230,11 +230,16 @@ impl Clone for ThreadRun {
         self.children = *children;
         self.exit_event = *exit_event;
         self.last_event = *last_event;
-        self.window.clone_from(window);
+        // (most are empty: no call to copy nothing)
+        if !(self.window.is_empty() && window.is_empty()) {
+            self.window.clone_from(window);
+        }
         self.atomic_begin = *atomic_begin;
         self.updater = *updater;
         self.flushed.clone_from(flushed);
-        self.epoch_clocks.clone_from(epoch_clocks);
+        if !(self.epoch_clocks.is_empty() && epoch_clocks.is_empty()) {
+            self.epoch_clocks.clone_from(epoch_clocks);
+        }
     }
 }
 
@@ -352,15 +357,17 @@ struct Explorer<'a> {
     /// Sharing the exploration with other workers.
     split: Option<Splitting<'a>>,
     /// The last execution's state, kept for its allocations and its trace.
-    spare: Option<Run>,
+    spare: Option<Box<Run>>,
     /// States at positions of the current path (in order; each without its trace, which every
     /// execution through that position shares), where the next executions restore the engine
     /// instead of recording the prefix they repeat again ([`Explorer::fast_forward`]).
-    checkpoints: Vec<(usize, Run)>,
+    checkpoints: Vec<(usize, Box<Run>)>,
     /// How many steps the executor can carry out by itself (0: none; no checkpoints then).
     max_prefix: usize,
-    /// Checkpoints no longer on the path, whose allocations the next ones reuse.
-    retired: Vec<Run>,
+    /// Checkpoints no longer on the path, whose allocations the next ones reuse (boxed: states
+    /// move between here, the checkpoints and the last execution, a pointer each).
+    #[allow(clippy::vec_box)]
+    retired: Vec<Box<Run>>,
 }
 
 /// Checkpoints are taken at every position while they are small, further apart as the state
@@ -580,15 +587,20 @@ impl Run {
     }
 
     /// A fresh state that keeps this one's trace and location table allocations.
-    fn recycled(mut self, model: &dyn Model) -> Run {
-        let mut fresh = Run::new(model);
-        self.trace.clear();
-        self.locs.clear();
-        self.slot_tid.clear();
-        fresh.trace = self.trace;
-        fresh.locs = self.locs;
-        fresh.slot_tid = self.slot_tid;
-        fresh
+    fn recycled(mut self: Box<Run>, model: &dyn Model) -> Box<Run> {
+        let mut trace = std::mem::take(&mut self.trace);
+        let mut locs = std::mem::take(&mut self.locs);
+        let mut slot_tid = std::mem::take(&mut self.slot_tid);
+        trace.clear();
+        locs.clear();
+        slot_tid.clear();
+        *self = Run {
+            trace,
+            locs,
+            slot_tid,
+            ..Run::new(model)
+        };
+        self
     }
 
     /// May `t` run `op` as far as its store buffer is concerned?
@@ -780,7 +792,8 @@ impl<'a> Explorer<'a> {
     }
 
     /// Run one execution along the tree's prefix and then onwards.
-    fn run_one(&mut self, exec: &mut dyn Executor) -> Result<(RunEnd, Run), ExecError> {
+    /// The state is boxed: it moves between the last execution, checkpoints and retired ones.
+    fn run_one(&mut self, exec: &mut dyn Executor) -> Result<(RunEnd, Box<Run>), ExecError> {
         // the positions before replay_until repeat the last execution's decisions
         let replayed = self.replay_until.min(self.nodes.len());
         let valid = self.checkpoints.partition_point(|(p, _)| *p <= replayed);
@@ -792,7 +805,7 @@ impl<'a> Explorer<'a> {
             None => {
                 let run = match spare {
                     Some(old) => old.recycled(self.model),
-                    None => Run::new(self.model),
+                    None => Box::new(Run::new(self.model)),
                 };
                 let script: Vec<ScriptStep> = self.nodes[..replayed]
                     .iter()
@@ -820,6 +833,7 @@ impl<'a> Explorer<'a> {
                 run.claimed = true;
             }
             if let Some(ended) = snap.ended.take() {
+                exec.recycle(std::mem::take(&mut snap));
                 return Ok((self.finish(&mut run, ended), run));
             }
             if pos >= self.cfg.max_steps {
@@ -969,8 +983,8 @@ impl<'a> Explorer<'a> {
     fn fast_forward(
         &mut self,
         exec: &mut dyn Executor,
-        spare: &mut Option<Run>,
-    ) -> Result<Option<(Run, Snapshot, usize)>, ExecError> {
+        spare: &mut Option<Box<Run>>,
+    ) -> Result<Option<(Box<Run>, Snapshot, usize)>, ExecError> {
         let Some(&(at, _)) = self.checkpoints.last() else {
             return Ok(None);
         };
@@ -1019,7 +1033,10 @@ impl<'a> Explorer<'a> {
         let size = 8 * run.locs.len() + 8 * run.threads.len() + 8;
         let spacing = (size / CHECKPOINT_STEP).max(pos * size / CHECKPOINT_BUDGET);
         if pos > last + spacing {
-            let mut saved = self.retired.pop().unwrap_or_else(|| Run::new(self.model));
+            let mut saved = self
+                .retired
+                .pop()
+                .unwrap_or_else(|| Box::new(Run::new(self.model)));
             saved.copy_from(run);
             self.checkpoints.push((pos, saved));
         }
@@ -1168,7 +1185,7 @@ impl<'a> Explorer<'a> {
                 clock.join(c);
             }
         }
-        let mut races = Vec::new();
+        let mut races: SmallVec<[usize; 4]> = SmallVec::new();
         if analyse {
             for &c in &race_preds {
                 let p = run.trace[c].ev.thread;

@@ -29,7 +29,7 @@ struct CondWaiter {
     signalled: bool,
 }
 
-#[derive(Default, Clone)]
+#[derive(Default)]
 pub struct SyncState {
     mutex_owner: BTreeMap<TargetAddr, ThreadId>,
     rwlocks: BTreeMap<TargetAddr, RwLock>,
@@ -41,6 +41,37 @@ pub struct SyncState {
     exited: Vec<ThreadId>,
     /// Thread inside `__VERIFIER_atomic_begin/end`.
     pub atomic_owner: Option<ThreadId>,
+}
+
+/// Field by field, keeping this one's allocations (checkpoints are copied into retired states);
+/// every field named, so that a new one cannot be forgotten here.
+impl Clone for SyncState {
+    fn clone(&self) -> Self {
+        let mut s = SyncState::default();
+        s.clone_from(self);
+        s
+    }
+
+    fn clone_from(&mut self, o: &Self) {
+        let SyncState {
+            mutex_owner,
+            rwlocks,
+            conds,
+            barriers,
+            barrier_waiting,
+            sems,
+            exited,
+            atomic_owner,
+        } = o;
+        self.mutex_owner.clone_from(mutex_owner);
+        self.rwlocks.clone_from(rwlocks);
+        self.conds.clone_from(conds);
+        self.barriers.clone_from(barriers);
+        self.barrier_waiting.clone_from(barrier_waiting);
+        self.sems.clone_from(sems);
+        self.exited.clone_from(exited);
+        self.atomic_owner = *atomic_owner;
+    }
 }
 
 impl SyncState {
