@@ -589,7 +589,14 @@ impl Channel {
     /// The bytes the slot's last buffered store wrote (untrusted size, clamped).
     pub fn stored(&self, i: usize) -> StoreBytes {
         let s = self.slot(i);
-        StoreBytes::from_slice(&s.stored[..(s.stored_size as usize).min(MAX_ACCESS)])
+        let n = (s.stored_size as usize).min(MAX_ACCESS);
+        let mut first = [0; 16];
+        first.copy_from_slice(&s.stored[..16]);
+        // the usual sizes by a fixed-size copy (no call to memcpy per store)
+        match n {
+            0..=16 => StoreBytes::from_buf_and_len(first, n),
+            _ => StoreBytes::from_slice(&s.stored[..n]),
+        }
     }
 
     /// The values the execution recorded with `__smc_observe`, by index.
@@ -641,7 +648,15 @@ impl Channel {
             (*h).child_pid = 0;
             (*h).wait_status = 0;
             let n = (*h).nthreads.min(MAX_THREADS as u32) as usize;
-            std::ptr::write_bytes(self.slot_ptr(0), 0, n.max(1));
+            // each used slot but its byte arrays, read only under a mask and a size zeroed here
+            // (a fixed size: stores, not a call to memset per execution)
+            for i in 0..n.max(1) {
+                std::ptr::write_bytes(
+                    self.slot_ptr(i).cast::<u8>(),
+                    0,
+                    std::mem::offset_of!(Slot, patch),
+                );
+            }
         }
         self.err_kind().store(err::NONE, SeqCst);
         self.ncommits().store(0, SeqCst);
