@@ -1029,8 +1029,9 @@ impl<'a> Explorer<'a> {
             return;
         }
         let last = self.checkpoints.last().map_or(0, |(p, _)| *p);
-        // a word's history counts as its 8 bytes' did when the constants were tuned
-        let size = 8 * run.locs.len() + 8 * run.threads.len() + 8;
+        // a word's history counts as its 8 bytes' did when the constants were tuned; a thread
+        // as 2 since threads are copied field by field into kept allocations (change 17)
+        let size = 8 * run.locs.len() + 2 * run.threads.len() + 8;
         let spacing = (size / CHECKPOINT_STEP).max(pos * size / CHECKPOINT_BUDGET);
         if pos > last + spacing {
             let mut saved = self
