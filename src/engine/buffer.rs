@@ -293,6 +293,39 @@ mod tests {
         );
     }
 
+    /// The scan of short PSO buffers and the lookup by address of long ones agree.
+    #[test]
+    fn pso_readiness_by_scan_and_by_map_agree() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let key = |r: &Ready| {
+            r.iter()
+                .map(|(t, k, e)| (*t, *k, e.store))
+                .collect::<Vec<_>>()
+        };
+        for _ in 0..500 {
+            let mut b = Buffers::new(BufferKind::PerLocation, None);
+            for store in 0..1 + next(SCAN_LIMIT as u64) as usize {
+                let t = ThreadId(1 + next(3) as u32);
+                if next(8) == 0 {
+                    b.store_fence(t);
+                }
+                let size = 1 << next(4);
+                let addr = 0x100 + next(24);
+                b.push(t, addr, smallvec::smallvec![0; size], store);
+            }
+            assert!(b.entries.len() <= SCAN_LIMIT);
+            let (scan, map) = (b.ready(), b.ready_per_location_by_map());
+            assert_eq!(key(&scan), key(&map));
+            assert!(!scan.is_empty());
+        }
+    }
+
     #[test]
     fn bound_limits_pending_stores() {
         let mut b = Buffers::new(BufferKind::Fifo, Some(1));
