@@ -697,8 +697,9 @@ static int g_exec_hung; /* the execution ended on the hang signal */
 
 /* The worker's descriptor watch (fdwatch.h): on, whether a call it stopped (one that may
  * have opened a descriptor, or used descriptor 1 or 2 when the output is watched) ran since
- * the last restore, which closes descriptors only then, and executions until it goes on. Installing the filter costs ~0.2 ms here (about what the watch
- * saves in 200 executions): a check of a few executions does without. */
+ * the last restore, which closes descriptors only then, and executions until it goes on.
+ * Installing the filter costs ~0.2 ms here (about what the watch saves in 200 executions): a
+ * check of a few executions does without. */
 static int g_fdwatch_on, g_fds_touched;
 static int g_fdwatch_countdown = -1; /* not read yet */
 /* The watch covers the output too: an execution that made no call it stopped wrote nothing to

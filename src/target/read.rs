@@ -78,8 +78,8 @@ impl ChannelReader<'_> {
         Ok(Snapshot { slots, ended })
     }
 
-    /// [`ChannelReader::snapshot_into`] after a step of `stepped` (by [`slots`], the state before
-    /// it): only that slot and the slots of threads it started are read again, as no other
+    /// [`ChannelReader::snapshot_into`] after a step of `stepped`, `slots` being the state before
+    /// it: only that slot and the slots of threads it started are read again, as no other
     /// thread ran. Falls back to reading every slot when the counts do not fit.
     pub fn snapshot_after_step(
         &self,

@@ -384,7 +384,8 @@ mod tests {
         assert!(!wide(&[0xf2, 0x0f, 0x58, 0xc1])); // addsd xmm0, xmm1
         assert!(!wide(&[0x0f, 0xae, 0x18])); // stmxcsr [rax]
         assert!(!wide(&[0x66, 0x0f, 0xef, 0xc0])); // pxor xmm0, xmm0
-                                                   // x87, MMX, their state's save and restore
+
+        // x87, MMX, their state's save and restore
         assert!(wide(&[0xd9, 0xe8])); // fld1
         assert!(wide(&[0xd9, 0x38])); // fnstcw [rax]
         assert!(wide(&[0xdb, 0xe3])); // fninit
@@ -393,7 +394,8 @@ mod tests {
         assert!(wide(&[0x66, 0x0f, 0x2a, 0xc0])); // cvtpi2pd xmm0, mm0
         assert!(wide(&[0x0f, 0xae, 0x00])); // fxsave [rax]
         assert!(wide(&[0x0f, 0xae, 0x20])); // xsave [rax]
-                                            // VEX and EVEX: ymm, zmm, xmm16-31, opmasks
+
+        // VEX and EVEX: ymm, zmm, xmm16-31, opmasks
         assert!(wide(&[0xc5, 0xf8, 0x77])); // vzeroupper
         assert!(wide(&[0xc5, 0xfe, 0x6f, 0x08])); // vmovdqu ymm1, [rax]
         assert!(wide(&[0xc5, 0xf9, 0xef, 0xc0])); // vpxor xmm0, xmm0, xmm0 (clears ymm0's top)
