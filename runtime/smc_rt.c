@@ -66,6 +66,9 @@ static struct coro {
      * cleared (0: clean) */
     uint64_t top, floor, low;
 } g_co[SMC_MAX_THREADS];
+/* The coroutines any execution has used so far: an execution's start resets only these (all
+ * SMC_MAX_THREADS of them are 14 KiB, as much as the rest of a small execution touches). */
+static uint32_t g_co_span = 1;
 static uint64_t g_host_sp;  /* the worker's loop, on the process's own stack */
 static int g_cur = -1;      /* the coroutine running, -1 for the host */
 static int g_resume = -1;   /* who runs next when the current one waits: a creator whose child
@@ -1340,7 +1343,7 @@ static void co_start(void) {
     g_nexit_handlers = 0; /* a crashed or aborted execution's never ran */
     co_thread_reset();
     g_resume = -1;
-    for (int i = 0; i < SMC_MAX_THREADS; i++) {
+    for (uint32_t i = 0; i < g_co_span; i++) {
         g_co[i].waiting = 0;
         clear_stack(&g_co[i]);
     }
@@ -1587,6 +1590,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     STORE(&ch->nthreads, n + 1);
     __atomic_add_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
     if (g_coroutines) {
+        if (n >= g_co_span) g_co_span = n + 1;
         g_co[n].fs = tp;
         g_co[n].top = sp_top;
         g_co[n].floor = a->stack_lo;

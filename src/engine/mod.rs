@@ -70,6 +70,17 @@ pub struct SlotView {
     pub prev: Option<Executed>,
 }
 
+impl SlotView {
+    /// A view to be overwritten (a reader fills views in place).
+    pub fn placeholder() -> SlotView {
+        SlotView {
+            parent: 0,
+            state: SlotState::Exited,
+            prev: None,
+        }
+    }
+}
+
 /// Why the runtime says the process died.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuntimeErrorKind {

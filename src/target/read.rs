@@ -68,11 +68,11 @@ impl ChannelReader<'_> {
             return Err(corrupted("header"));
         }
         let n = self.nthreads()?;
-        slots.clear();
-        slots.reserve(n);
+        slots.truncate(n);
+        slots.resize_with(n, SlotView::placeholder);
         let reported = self.ch.err_kind().load(SeqCst) != err::NONE;
-        for i in 0..n {
-            slots.push(self.slot_view(i, n, done, reported)?);
+        for (i, view) in slots.iter_mut().enumerate() {
+            self.slot_view(i, n, done, reported, view)?;
         }
         let ended = if done { Some(self.ended(n)?) } else { None };
         Ok(Snapshot { slots, ended })
@@ -94,21 +94,24 @@ impl ChannelReader<'_> {
         if n < before || stepped >= before {
             return self.snapshot_into(false, slots);
         }
-        slots[stepped] = self.slot_view(stepped, n, false, false)?;
-        for i in before..n {
-            slots.push(self.slot_view(i, n, false, false)?);
+        slots.resize_with(n, SlotView::placeholder);
+        for (i, view) in slots.iter_mut().enumerate().skip(before) {
+            self.slot_view(i, n, false, false, view)?;
         }
+        self.slot_view(stepped, n, false, false, &mut slots[stepped])?;
         Ok(Snapshot { slots, ended: None })
     }
 
-    /// What slot `i` of `n` holds (`done`: the process has ended; `reported`: with an error).
+    /// What slot `i` of `n` holds (`done`: the process has ended; `reported`: with an error),
+    /// written into `view` in place (a view is large: returned, it was moved several times).
     fn slot_view(
         &self,
         i: usize,
         n: usize,
         done: bool,
         reported: bool,
-    ) -> Result<SlotView, ExecError> {
+        view: &mut SlotView,
+    ) -> Result<(), ExecError> {
         let h = self.ch.header();
         let s = self.ch.slot(i);
         let mut fresh = true;
@@ -126,22 +129,20 @@ impl ChannelReader<'_> {
             }
             _ => return Err(corrupted("thread state")),
         };
+        let parent = if i == 0 { 0 } else { s.parent };
+        if parent as usize >= n {
+            return Err(corrupted("thread parent"));
+        }
         let f = if fresh { s.prev_flags } else { 0 };
-        let prev = (f & channel::PREV_VALID != 0).then(|| Executed {
+        view.parent = parent;
+        view.state = state;
+        view.prev = (f & channel::PREV_VALID != 0).then(|| Executed {
             wrote: f & channel::PREV_WROTE != 0,
             read: (f & channel::PREV_READ != 0).then_some(s.prev_read),
             written: (f & channel::PREV_WROTE != 0).then_some(s.prev_written),
             stored: (f & channel::PREV_STORED != 0).then(|| self.ch.stored(i)),
         });
-        let parent = if i == 0 { 0 } else { s.parent };
-        if parent as usize >= n {
-            return Err(corrupted("thread parent"));
-        }
-        Ok(SlotView {
-            parent,
-            state,
-            prev,
-        })
+        Ok(())
     }
 
     fn ended(&self, n: usize) -> Result<Ended, ExecError> {
