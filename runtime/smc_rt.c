@@ -83,6 +83,7 @@ static void run_exit_handlers(int status);
 static void run_thread_local_dtors(int slot);
 static void run_key_dtors(void);
 static void co_thread_reset(void);
+static void restore_if_pending(void);
 static void keep_keys_at_main(void);
 static int unmap_execution_maps(void);
 static int loader_changed(void);
@@ -704,6 +705,7 @@ static int g_exec_hung; /* the execution ended on the hang signal */
  * Installing the filter costs ~0.2 ms here (about what the watch saves in 200 executions): a
  * check of a few executions does without. */
 static int g_fdwatch_on, g_fds_touched;
+static int g_restore_pending; /* co_reset's restore is still to be done (restore_if_pending) */
 static int g_fdwatch_countdown = -1; /* not read yet */
 /* The watch covers the output too: an execution that made no call it stopped wrote nothing to
  * the capture file nor moved its offset (0), and the worker need not ask with lseek. Only for
@@ -1337,6 +1339,7 @@ static void clear_stack(struct coro *c) {
 
 /* Start an execution: main as coroutine 0, run until it waits. */
 static void co_start(void) {
+    restore_if_pending();
     g_exec_over = 0;
     g_exiting = 0;
     g_all_waiting = 0;
@@ -1414,12 +1417,20 @@ static int co_reset(int captured) {
     if (captured) note_output();
     int last = loader_changed() || !unmap_execution_maps() || !restore_cwd();
     restore_signals();
-    if (!last) {
-        smc_snapshot_restore(!g_fdwatch_on || g_fds_touched);
-        g_fds_touched = 0;
-        fdwatch_count_down();
-    }
+    g_restore_pending = !last;
     return !last;
+}
+
+/* The memory restore of co_reset, put off until the next execution starts: the engine's work
+ * between two executions (the end's analysis, the next branch, a checkpoint) then finds its
+ * state still in the cache, which the restore's ~100 KB of copies and checks would have
+ * evicted. Neither the engine nor the runtime reads the program's memory in between. */
+static void restore_if_pending(void) {
+    if (!g_restore_pending) return;
+    g_restore_pending = 0;
+    smc_snapshot_restore(!g_fdwatch_on || g_fds_touched);
+    g_fds_touched = 0;
+    fdwatch_count_down();
 }
 
 /* ---- the engine's side of the worker (struct smc_engine_ops) ---- */
