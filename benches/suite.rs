@@ -8,10 +8,16 @@
 //! `--json FILE`) so that two commits can be compared: `--compare FILE` adds a column with the
 //! speed-up in executions/s over that earlier run.
 //!
-//!     cargo bench -- [--full] [--json FILE] [--compare FILE] [FILTER...]
+//!     cargo bench -- [--full] [--json FILE] [--compare FILE] [--repeat N] [--against CHECKER]
+//!                       [FILTER...]
 //!
 //! FILTERs keep the rows whose name contains one of them. `--full` adds the long rows (the
-//! scaling families' largest members).
+//! scaling families' largest members). `--repeat N` measures each row N times, the models (and
+//! CHECKER) taking turns run by run, and prints the run of median wall time with the median
+//! `explore/s`: this VM's host has quiet and busy phases of minutes, in which the same build's
+//! rates differ up to 2× (BENCHMARKS.md), so two builds compare only when measured alternately.
+//! `--against CHECKER` (another build's smc-run, its libsmc_engine.so beside it) is measured
+//! the same way and adds a column: this build's median `explore/s` over CHECKER's.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -139,7 +145,7 @@ fn suite() -> Vec<Program> {
     v
 }
 
-/// One measured run.
+/// One measured row: the run of median wall time, and the figures of all its runs.
 struct Row {
     name: String,
     group: &'static str,
@@ -157,6 +163,11 @@ struct Row {
     /// The peak of the program's worker process that ran the engine (none with the engine in
     /// the checker).
     worker_rss_kib: Option<u64>,
+    /// Every run's wall time and exploration rate (one each without `--repeat`).
+    wall_runs: Vec<f64>,
+    explore_runs: Vec<f64>,
+    /// The same row's exploration rates with `--against`'s checker.
+    against_runs: Vec<f64>,
 }
 
 impl Row {
@@ -166,9 +177,9 @@ impl Row {
     fn rate(&self) -> f64 {
         self.executions as f64 / self.wall_s.max(1e-9)
     }
-    /// Executions per second of the exploration: the start-up left out.
+    /// Executions per second of the exploration (the start-up left out): the median of the runs.
     fn explore_rate(&self) -> f64 {
-        self.executions as f64 / (self.elapsed_s - self.startup_s).max(1e-9)
+        median(&self.explore_runs)
     }
     /// Wall time per visible event, start-up included (issue 5's per-event target).
     fn us_per_event(&self) -> f64 {
@@ -185,8 +196,63 @@ impl Row {
             "explore_executions_per_s": self.explore_rate(),
             "peak_rss_kib": self.peak_rss_kib,
             "worker_peak_rss_kib": self.worker_rss_kib,
+            "runs": self.wall_runs.len(),
+            "wall_s_runs": self.wall_runs,
+            "explore_executions_per_s_runs": self.explore_runs,
+            "against_explore_executions_per_s_runs": self.against_runs,
         })
     }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// A run's figures as a row of program `p` under `MODELS[m]` (`wall`, `rss`: from wait4).
+fn row_of(p: &Program, m: usize, report: &Value, wall: f64, rss: i64) -> Row {
+    let executions = report["executions"].as_u64().unwrap_or(0);
+    let startup_s = report["startup_s"].as_f64().unwrap_or(0.0);
+    let elapsed_s = report["elapsed_s"].as_f64().unwrap_or(wall);
+    Row {
+        name: p.name(),
+        group: p.group,
+        model: MODELS[m],
+        verdict: report["verdict"].as_str().unwrap_or("?").to_string(),
+        expected: p.expect.map(|e| e[m]),
+        executions,
+        blocked: report["blocked"].as_u64().unwrap_or(0),
+        events: report["events"].as_u64().unwrap_or(0),
+        wall_s: wall,
+        startup_s,
+        elapsed_s,
+        peak_rss_kib: rss,
+        worker_rss_kib: report["worker_peak_rss_kib"].as_u64(),
+        wall_runs: vec![wall],
+        explore_runs: vec![executions as f64 / (elapsed_s - startup_s).max(1e-9)],
+        against_runs: Vec::new(),
+    }
+}
+
+/// One row from its runs: the run of median wall time, with every run's figures; None when
+/// the runs disagree on the verdict or the number of executions (a nondeterministic checker).
+fn combine(mut runs: Vec<Row>, against: Vec<f64>) -> Option<Row> {
+    let same = runs
+        .iter()
+        .all(|r| r.verdict == runs[0].verdict && r.executions == runs[0].executions);
+    let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+    let explores: Vec<f64> = runs.iter().flat_map(|r| r.explore_runs.clone()).collect();
+    runs.sort_by(|a, b| a.wall_s.total_cmp(&b.wall_s));
+    let mut row = runs.swap_remove(runs.len() / 2);
+    row.wall_runs = walls;
+    row.explore_runs = explores;
+    row.against_runs = against;
+    same.then_some(row)
 }
 
 /// The processor the figures come from: a VM of the same name may run on another one from day
@@ -238,10 +304,15 @@ fn build(p: &Program, dir: &Path) -> Result<PathBuf, String> {
 /// descriptors such as 251 to every process) is closed at exec, since the worker's restore
 /// after each execution closes the descriptors it opened with close_range, whose cost grows
 /// with the highest descriptor open.
-fn measure(bin: &Path, model: &str, jobs: usize) -> Result<(Value, f64, i64), String> {
+fn measure(
+    checker: &Path,
+    bin: &Path,
+    model: &str,
+    jobs: usize,
+) -> Result<(Value, f64, i64), String> {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_smc-run"));
+    let mut command = Command::new(checker);
     // SAFETY: one async-signal-safe system call between fork and exec.
     unsafe {
         command.pre_exec(|| {
@@ -295,14 +366,30 @@ fn measure(bin: &Path, model: &str, jobs: usize) -> Result<(Value, f64, i64), St
 fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let (mut full, mut json_out, mut compare, mut filters) = (false, None, None, Vec::new());
+    let (mut repeat, mut against) = (1usize, None::<PathBuf>);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--full" => full = true,
             "--json" => json_out = args.next().map(PathBuf::from),
             "--compare" => compare = args.next().map(PathBuf::from),
+            "--repeat" => {
+                repeat = match args.next().and_then(|n| n.parse().ok()) {
+                    Some(n) if n >= 1 => n,
+                    _ => {
+                        eprintln!("--repeat wants a number of runs, at least 1");
+                        std::process::exit(2);
+                    }
+                }
+            }
+            "--against" => against = args.next().map(PathBuf::from),
             _ => filters.push(a),
         }
     }
+    if let Some(c) = against.as_ref().filter(|c| !c.is_file()) {
+        eprintln!("--against: no checker at {}", c.display());
+        std::process::exit(2);
+    }
+    let checker = PathBuf::from(env!("CARGO_BIN_EXE_smc-run"));
     let machine = machine();
     println!("machine: {machine}");
     let before: HashMap<String, f64> = compare
@@ -341,8 +428,18 @@ fn main() {
         .filter(|p| full || !p.full)
         .filter(|p| filters.is_empty() || filters.iter().any(|f| p.name().contains(f.as_str())))
         .collect();
+    if repeat > 1 || against.is_some() {
+        println!(
+            "each row: the run of median wall time of {repeat}, median explore/s{}",
+            if against.is_some() {
+                "; vs: over the median explore/s of the --against checker, run alternately"
+            } else {
+                ""
+            }
+        );
+    }
     println!(
-        "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9} {:>10} {:>8} {:>8} {:>10} {:>9} {:>10}{}",
+        "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9} {:>10} {:>8} {:>8} {:>10} {:>9} {:>10}{}{}",
         "program",
         "model",
         "verdict",
@@ -355,7 +452,8 @@ fn main() {
         "explore/s",
         "RSS KiB",
         "worker KiB",
-        if before.is_empty() { "" } else { "   speed-up" }
+        if before.is_empty() { "" } else { "   speed-up" },
+        if against.is_some() { "        vs" } else { "" }
     );
     let mut rows = Vec::new();
     let mut mismatches = 0;
@@ -368,28 +466,34 @@ fn main() {
                 std::process::exit(2);
             }
         };
-        for (m, model) in MODELS.iter().enumerate() {
-            let (report, wall, rss) = match measure(&bin, model, p.jobs) {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("{} under {model}: {e}", p.name());
-                    std::process::exit(2);
+        let run = |checker: &Path, model: &str| match measure(checker, &bin, model, p.jobs) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("{} under {model} ({}): {e}", p.name(), checker.display());
+                std::process::exit(2);
+            }
+        };
+        // the models, and the other checker, take turns run by run
+        let mut runs: [Vec<Row>; 3] = Default::default();
+        let mut other: [Vec<f64>; 3] = Default::default();
+        for _ in 0..repeat {
+            for (m, model) in MODELS.iter().enumerate() {
+                let (report, wall, rss) = run(&checker, model);
+                runs[m].push(row_of(p, m, &report, wall, rss));
+                if let Some(c) = &against {
+                    let (report, wall, rss) = run(c, model);
+                    other[m].extend(row_of(p, m, &report, wall, rss).explore_runs);
                 }
-            };
-            let row = Row {
-                name: p.name(),
-                group: p.group,
-                model,
-                verdict: report["verdict"].as_str().unwrap_or("?").to_string(),
-                expected: p.expect.map(|e| e[m]),
-                executions: report["executions"].as_u64().unwrap_or(0),
-                blocked: report["blocked"].as_u64().unwrap_or(0),
-                events: report["events"].as_u64().unwrap_or(0),
-                wall_s: wall,
-                startup_s: report["startup_s"].as_f64().unwrap_or(0.0),
-                elapsed_s: report["elapsed_s"].as_f64().unwrap_or(wall),
-                peak_rss_kib: rss,
-                worker_rss_kib: report["worker_peak_rss_kib"].as_u64(),
+            }
+        }
+        for (m, (runs, other)) in runs.into_iter().zip(other).enumerate() {
+            let Some(row) = combine(runs, other) else {
+                eprintln!(
+                    "{} under {}: runs differ in verdict or executions",
+                    p.name(),
+                    MODELS[m]
+                );
+                std::process::exit(1);
             };
             let wrong = row.expected.is_some_and(|e| e != row.verdict);
             mismatches += wrong as usize;
@@ -397,8 +501,16 @@ fn main() {
                 .get(&row.key())
                 .map(|b| format!("   {:>7.2}x", row.rate() / b.max(1e-9)))
                 .unwrap_or_default();
+            let versus = if row.against_runs.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "   {:>6.2}x",
+                    row.explore_rate() / median(&row.against_runs).max(1e-9)
+                )
+            };
             println!(
-                "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9.3} {:>10.0} {:>8.2} {:>8.2} {:>10.0} {:>9} {:>10}{speedup}{}",
+                "{:<30} {:<5} {:<8} {:>9} {:>7} {:>9.3} {:>10.0} {:>8.2} {:>8.2} {:>10.0} {:>9} {:>10}{speedup}{versus}{}",
                 row.name,
                 row.model,
                 row.verdict,
@@ -422,7 +534,7 @@ fn main() {
     let wall: f64 = rows.iter().map(|r| r.wall_s).sum();
     let startup: f64 = rows.iter().map(|r| r.startup_s).sum();
     println!(
-        "{} runs, {execs} executions ({events} events) in {wall:.1} s of checking ({:.0} executions/s, {:.2} us/event overall; start-ups {:.2} s, {:.1} ms each), {:.1} s in all",
+        "{} rows, {execs} executions ({events} events) in {wall:.1} s of checking ({:.0} executions/s, {:.2} us/event overall; start-ups {:.2} s, {:.1} ms each), {:.1} s in all",
         rows.len(),
         execs as f64 / wall.max(1e-9),
         wall * 1e6 / events.max(1) as f64,
