@@ -1,6 +1,8 @@
-//! Builds the C runtime (runtime/) into a shared object that the checker embeds, so that an
-//! installed `smc-run` is self-contained, and names the build (`SMC_BUILD_ID`: a hash of the
-//! sources), so that the checker refuses an engine library (runtime/engine) of another build.
+//! Builds what the checker embeds, so that an installed or copied `smc-run` is one
+//! self-contained file: the C runtime (runtime/) as a shared object, and the engine library
+//! (runtime/engine, a cdylib of this crate, loaded into the program's worker) by a nested
+//! cargo. Names the build (`SMC_BUILD_ID`: a hash of the sources), so that the checker refuses
+//! an engine library of another build.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -49,6 +51,48 @@ fn hash_sources(dirs: &[&str]) -> u64 {
     h
 }
 
+/// Set for the nested cargo that builds the engine library.
+const NESTED: &str = "SMC_ENGINE_NESTED";
+
+fn write_if_changed(path: &Path, bytes: &[u8]) {
+    if std::fs::read(path).ok().as_deref() != Some(bytes) {
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// The engine library, built by a nested cargo into a target directory of its own under
+/// OUT_DIR (cargo holds the lock of ours), with this build's profile, and copied to
+/// OUT_DIR/libsmc_engine.so for `include_bytes!`. Its build shares our jobserver.
+fn build_engine(out: &Path) {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("Cargo.toml");
+    let profile = std::env::var("PROFILE").unwrap();
+    let target_dir = out.join("engine");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--locked", "--quiet", "-p", "smc-engine", "--lib"])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .env(NESTED, "1")
+        .env_remove("CARGO_TARGET_DIR");
+    if profile == "release" {
+        cmd.arg("--release");
+    } else {
+        // Without debug information the library is 35 MB less to copy into every check's
+        // memfd; tests need no debugger inside the worker's engine.
+        cmd.env("CARGO_PROFILE_DEV_DEBUG", "false");
+    }
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run cargo to build the engine library: {e}"));
+    assert!(status.success(), "building the engine library failed");
+    let built = target_dir.join(&profile).join("libsmc_engine.so");
+    let bytes =
+        std::fs::read(&built).unwrap_or_else(|e| panic!("cannot read {}: {e}", built.display()));
+    write_if_changed(&out.join("libsmc_engine.so"), &bytes);
+}
+
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap();
@@ -56,8 +100,18 @@ fn main() {
         println!("cargo:rerun-if-changed={d}");
     }
     println!("cargo:rerun-if-changed=Cargo.toml");
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    println!("cargo:rerun-if-env-changed={NESTED}");
     let build = hash_sources(&["src", "runtime", "targets", "Cargo.toml"]);
     println!("cargo:rustc-env=SMC_BUILD_ID={build:016x}");
+    if std::env::var_os(NESTED).is_some() {
+        // The nested build of the engine library: it embeds neither the runtime nor itself.
+        for f in ["libsmc_rt.so", "libsmc_verifier.so", "libsmc_engine.so"] {
+            write_if_changed(&out.join(f), b"");
+        }
+        return;
+    }
+    build_engine(&out);
     // The runtime is compiled again only when its own sources change (this script runs on
     // every change of src/ for the build id).
     let mut rt_files = RUNTIME_SOURCES.to_vec();

@@ -10,6 +10,6 @@ pub mod litmus;
 pub mod model;
 pub mod program;
 pub mod report;
-pub mod target;
+pub mod supervisor;
 #[path = "../targets/mod.rs"]
 pub mod targets;

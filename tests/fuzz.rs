@@ -24,7 +24,7 @@ use smc_run::channel::{op, slot_state, Channel, Header, Slot};
 use smc_run::decode::Decoder;
 use smc_run::instrument::Plan;
 use smc_run::program::{CodeSection, Program};
-use smc_run::target::ChannelReader;
+use smc_run::supervisor::ChannelReader;
 use smc_run::targets::x86_64::X86_64;
 
 use common::{compile, source, Scratch};

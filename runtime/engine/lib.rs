@@ -1,5 +1,5 @@
 //! The engine as a library that the runtime loads into the program's fork server, so that the
-//! worker can run a whole exploration itself (`smc_run::target::in_worker`).
+//! worker can run a whole exploration itself (`smc_run::supervisor::in_worker`).
 //!
 //! It lives in the program's process, whose heap every execution puts back: everything it
 //! allocates comes from mappings of its own (dlmalloc over raw `mmap` system calls: the runtime
@@ -9,7 +9,7 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use smc_run::target::in_worker::{self, EngineOps};
+use smc_run::supervisor::in_worker::{self, EngineOps};
 
 /// Pages straight from the kernel.
 struct Pages;

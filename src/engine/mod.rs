@@ -189,7 +189,7 @@ pub trait Executor {
     }
     /// Explore the whole tree (with `split`, this worker's part of it) inside the program's
     /// process, where an engine of its own runs next to the program
-    /// (`crate::target::in_worker`), and report each error as [`explore`] would. `None` when
+    /// (`crate::supervisor::in_worker`), and report each error as [`explore`] would. `None` when
     /// this executor cannot (it then explores nothing): the caller explores through it.
     fn explore_inside(
         &mut self,

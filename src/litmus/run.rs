@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::{generate, parse, LitmusError, Test, Verdict};
 use crate::engine::{self, ExecError};
-use crate::target::{self, TempDir};
+use crate::supervisor::{self, TempDir};
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -86,7 +86,7 @@ fn file_stem(name: &str) -> String {
 pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Result<Checked, String> {
     let model = crate::model::named(model_name, opts.buffer_bound)?;
     let started = Instant::now();
-    let topts = target::Options {
+    let topts = supervisor::Options {
         engine: None,
         args: Vec::new(),
         exec_timeout: opts.exec_timeout,
@@ -95,13 +95,13 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         program_output: false,
         debuggable: false,
     };
-    let (_, mut native) = target::launch(exe, &topts)?;
+    let (_, mut native) = supervisor::launch(exe, &topts)?;
     let cfg = engine::Config {
         max_steps: opts.max_steps,
         keep_going: false,
         allow_exit_status: false,
     };
-    let mut progress = |_: &engine::Stats| !target::interrupted();
+    let mut progress = |_: &engine::Stats| !supervisor::interrupted();
     let outcome = match engine::explore(&mut native, model.as_ref(), &cfg, &mut progress) {
         Ok(o) => o,
         Err(ExecError::Interrupted) => return Err("interrupted".into()),
@@ -109,7 +109,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         Err(ExecError::Timeout { .. }) => return Err("time-out".into()),
     };
     drop(native);
-    if target::interrupted() {
+    if supervisor::interrupted() {
         return Err("interrupted".into());
     }
     if let Some(cx) = &outcome.error {
@@ -187,7 +187,7 @@ pub fn run_files(
 ) {
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, TestRun)>();
-    let cpus = target::thread_cpus();
+    let cpus = supervisor::thread_cpus();
     std::thread::scope(|s| {
         for k in 0..jobs.clamp(1, paths.len().max(1)) {
             let tx = tx.clone();
@@ -196,11 +196,11 @@ pub fn run_files(
             // the thread that started a process exits. It runs them on a CPU of its own.
             s.spawn(move || {
                 if let Some(&cpu) = cpus.get(k % cpus.len().max(1)) {
-                    target::pin_thread(cpu);
+                    supervisor::pin_thread(cpu);
                 }
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= paths.len() || target::interrupted() {
+                    if i >= paths.len() || supervisor::interrupted() {
                         break;
                     }
                     if tx.send((i, run_file(&paths[i], models, opts))).is_err() {

@@ -504,10 +504,10 @@ pub fn json(
 pub struct Part {
     pub jobs: usize,
     pub shard: Option<(u64, u64)>,
-    /// How executions ran: [`crate::target::NativeTarget::executor`].
+    /// How executions ran: [`crate::supervisor::NativeTarget::executor`].
     pub executor: &'static str,
     /// Where the engine ran: "worker" (inside the program's worker process,
-    /// `target::in_worker`) or "checker".
+    /// `supervisor::in_worker`) or "checker".
     pub engine: &'static str,
     /// With the engine in the worker: the worker's peak resident memory (KiB).
     pub worker_rss_kib: Option<u64>,

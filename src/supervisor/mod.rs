@@ -31,6 +31,35 @@ static RUNTIME_IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_r
 /// The SV-COMP stub library (see runtime/smc_verifier.h).
 pub static VERIFIER_STUB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_verifier.so"));
 pub static VERIFIER_HEADER: &str = include_str!("../../runtime/smc_verifier.h");
+/// The engine library (runtime/engine), built by build.rs with the same sources and carried
+/// inside the checker too: an installed or copied `smc-run` runs at full speed on its own.
+static ENGINE_IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_engine.so"));
+
+/// The embedded engine library as a file the program's runtime can `dlopen`: a memfd written
+/// once per checker and named through our pid (the program opens it through /proc, so it
+/// inherits no descriptor). `None` when `SMC_NO_WORKER_ENGINE` is set (diagnosis, A/B), or
+/// when this build carries no engine (the nested build of the library itself).
+pub fn engine_library() -> Option<PathBuf> {
+    static LIBRARY: std::sync::OnceLock<Option<File>> = std::sync::OnceLock::new();
+    if std::env::var_os("SMC_NO_WORKER_ENGINE").is_some() || ENGINE_IMAGE.is_empty() {
+        return None;
+    }
+    let file = LIBRARY.get_or_init(|| {
+        let mut f = memfd(c"smc-engine", libc::MFD_CLOEXEC).ok()?;
+        f.write_all(ENGINE_IMAGE).ok()?;
+        Some(f)
+    });
+    let fd = file.as_ref()?.as_raw_fd();
+    Some(PathBuf::from(format!(
+        "/proc/{}/fd/{fd}",
+        std::process::id()
+    )))
+}
+
+/// The embedded engine library's bytes (for tests that load it themselves).
+pub fn engine_image() -> &'static [u8] {
+    ENGINE_IMAGE
+}
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 

@@ -1,0 +1,413 @@
+//! A check of one program: `smc-run [OPTIONS] PROGRAM [-- ARGS...]`, and `--replay` of a saved
+//! schedule.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Parser;
+use smc_run::engine::parallel::{self, Jobs, Shard};
+use smc_run::engine::{self, ExecError};
+use smc_run::model;
+use smc_run::report::{self, schedule::Schedule, Symbolizer};
+use smc_run::supervisor::{self, NativeTarget, Options, TempDir};
+
+use super::{exit_status, Bounds, UsageError, EXIT_OK};
+
+/// Stateless model checker for compiled pthreads programs: explores every inequivalent
+/// interleaving of the program's threads and reports an assertion failure, crash, deadlock
+/// or hang with the interleaving that leads to it.
+///
+/// Exit status: 0 no error is reachable; 1 an error was found; 2 usage or input error;
+/// 3 no error found but some executions were cut by a bound.
+///
+/// Litmus tests: `smc-run litmus --help`. Shards of a check: `smc-run combine --help`.
+#[derive(Parser, Debug)]
+#[command(name = "smc-run", version, about, long_about)]
+pub(crate) struct Cli {
+    /// The program: an x86-64 ELF executable (dynamically linked, PIE or not, stripped or
+    /// not), or a C file, compiled first with `cc -g -O2 -pthread`.
+    #[arg(required_unless_present = "verifier_dir")]
+    program: Option<PathBuf>,
+
+    /// Arguments passed to the program.
+    #[arg(last = true)]
+    args: Vec<OsString>,
+
+    /// Memory model: tso (total store order, what x86-64 runs; the default), pso (partial store
+    /// order: stores to different locations may also be reordered), or sc (sequential
+    /// consistency). With --replay: the schedule's model.
+    #[arg(short, long)]
+    model: Option<String>,
+
+    #[command(flatten)]
+    bounds: Bounds,
+
+    /// Do not stop at the first error: explore every execution and report each distinct error
+    /// once, with how many executions end in it, and the first counterexample.
+    #[arg(long)]
+    keep_going: bool,
+
+    /// An execution whose process exits with a non-zero status is not an error (by default it
+    /// is one, of kind "exit").
+    #[arg(long)]
+    allow_exit_status: bool,
+
+    /// Workers exploring in parallel, each with its own process of the program on a CPU of its
+    /// own (default: every CPU this process may use). The executions counted are the same for
+    /// any N; with N > 1 which counterexample is found first may differ between runs.
+    #[arg(short = 'j', long, value_name = "N")]
+    jobs: Option<usize>,
+
+    /// Explore part K of N (K = 1..N) of the exploration, for running one check on N machines
+    /// (CI matrix, Slurm array, GNU parallel); `smc-run combine` adds up their --json results
+    /// into one verdict.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard, conflicts_with = "replay")]
+    shard: Option<Shard>,
+
+    /// Print one JSON object (schema in README.md) as the last line of stdout.
+    #[arg(long)]
+    json: bool,
+
+    /// Print only the verdict line (and the JSON object with --json).
+    #[arg(short, long)]
+    quiet: bool,
+
+    /// C compiler used for a .c PROGRAM.
+    #[arg(long, default_value = "cc")]
+    cc: String,
+
+    /// Where to save the failing schedule (default: PROGRAM's name with `.schedule`, in the
+    /// current directory; with --keep-going, further distinct errors get `.2`, `.3`...).
+    #[arg(long, value_name = "FILE")]
+    schedule: Option<PathBuf>,
+
+    /// Re-run PROGRAM forced along a saved schedule, with the program's own output visible,
+    /// and report the error again.
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
+
+    /// With --replay: stop the program just before its failing event and attach gdb to it
+    /// (or print the gdb command when gdb is not installed).
+    #[arg(long, requires = "replay")]
+    gdb: bool,
+
+    /// Write the failing execution as a Graphviz graph to FILE (render: dot -Tsvg FILE).
+    #[arg(long, value_name = "FILE")]
+    dot: Option<PathBuf>,
+
+    /// Write the SV-COMP header (smc_verifier.h) and stub library (libsmc_verifier.so) to DIR
+    /// and exit.
+    #[arg(long, value_name = "DIR")]
+    verifier_dir: Option<PathBuf>,
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    let bad = || format!("`{s}` is not K/N with 1 <= K <= N");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let (k, n): (u64, u64) = (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if k == 0 || k > n {
+        return Err(bad());
+    }
+    Ok(Shard {
+        index: k - 1,
+        count: n,
+    })
+}
+
+fn write_verifier_files(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("smc_verifier.h"), supervisor::VERIFIER_HEADER)?;
+    std::fs::write(dir.join("libsmc_verifier.so"), supervisor::VERIFIER_STUB)
+}
+
+/// Compile a C file the way the README says, into `dir`.
+fn compile_c(cc: &str, src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
+    if !src.is_file() {
+        return Err(UsageError(format!("{}: no such file", src.display())));
+    }
+    write_verifier_files(dir)
+        .map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
+    let out = dir.join("program");
+    let d = dir.display();
+    let result = std::process::Command::new(cc)
+        .args(["-g", "-O2", "-pthread", &format!("-I{d}")])
+        .arg(src)
+        .arg("-o")
+        .arg(&out)
+        .args([
+            format!("-L{d}"),
+            "-Wl,--as-needed".into(),
+            "-lsmc_verifier".into(),
+            format!("-Wl,-rpath,{d}"),
+        ])
+        .output()
+        .map_err(|e| UsageError(format!("cannot run the C compiler `{cc}`: {e}")))?;
+    if !result.status.success() {
+        let _ = std::io::stderr().write_all(&result.stderr);
+        return Err(UsageError(format!("{}: compilation failed", src.display())));
+    }
+    Ok(out)
+}
+
+pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
+    if let Some(dir) = &cli.verifier_dir {
+        write_verifier_files(dir)
+            .map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
+        if cli.program.is_none() {
+            println!(
+                "wrote {0}/smc_verifier.h and {0}/libsmc_verifier.so; build with \
+                 -I{0} -L{0} -lsmc_verifier -Wl,-rpath,{0}",
+                dir.display()
+            );
+            return Ok(EXIT_OK);
+        }
+    }
+    let replay = match &cli.replay {
+        None => None,
+        Some(f) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| UsageError(format!("{}: {e}", f.display())))?;
+            Some(Schedule::parse(&text).map_err(|e| UsageError(format!("{}: {e}", f.display())))?)
+        }
+    };
+    let model_name = cli
+        .model
+        .clone()
+        .or_else(|| replay.as_ref().map(|r| r.model.clone()))
+        .unwrap_or_else(|| "tso".into());
+    let buffer_bound = cli
+        .bounds
+        .buffer_bound
+        .or(replay.as_ref().and_then(|r| r.buffer_bound));
+    let model = model::named(&model_name, buffer_bound)?;
+    let exec_timeout = cli.bounds.check()?;
+    let given = cli.program.as_ref().expect("clap requires PROGRAM");
+    let args: Vec<OsString> = match &replay {
+        Some(r) if cli.args.is_empty() => r.args.iter().map(OsString::from).collect(),
+        _ => cli.args.clone(),
+    };
+    let mut tmp = None;
+    let path = if given.extension().is_some_and(|e| e == "c") {
+        let dir = TempDir::new().map_err(UsageError)?;
+        let out = compile_c(&cli.cc, given, &dir.0)?;
+        tmp = Some(dir);
+        out
+    } else {
+        given.clone()
+    };
+    // One check runs on one CPU (the supervisor and its program hand over faster there);
+    // worker w of -j on the w-th CPU from the one we are on.
+    let cpus = supervisor::thread_cpus();
+    let workers = match cli.jobs {
+        _ if replay.is_some() => 1,
+        Some(0) => return Err(UsageError("--jobs must be at least 1".into())),
+        Some(n) => n,
+        None => cpus.len().max(1),
+    };
+    // The engine runs inside the program's worker processes, next to the program.
+    let engine = (replay.is_none() && !cli.gdb)
+        .then(supervisor::engine_library)
+        .flatten();
+    let opts = Options {
+        args: args.clone(),
+        exec_timeout,
+        fences_visible: model.fences_visible(),
+        buffered: model.buffers().is_some(),
+        program_output: replay.is_some(),
+        debuggable: cli.gdb,
+        engine,
+    };
+    let here = supervisor::current_cpu()
+        .and_then(|c| cpus.iter().position(|&x| x == c))
+        .unwrap_or(0);
+    let pin = |w: usize| {
+        if !cpus.is_empty() {
+            supervisor::pin_thread(cpus[(here + w) % cpus.len()]);
+        }
+    };
+    pin(0);
+    let started = Instant::now();
+    let (program, mut target) = supervisor::launch(&path, &opts)?;
+    let startup_s = started.elapsed().as_secs_f64();
+    let nsites = target.sites();
+    if !cli.gdb && workers == 1 {
+        drop(tmp); // the running fork server holds everything it needs (gdb needs the file)
+    }
+    if !cli.quiet && !cli.json {
+        let what = if replay.is_some() {
+            "replaying"
+        } else {
+            "checking"
+        };
+        println!(
+            "smc-run: {what} {} under {model_name} ({nsites} instrumented instructions)",
+            given.display(),
+        );
+    }
+    let cfg = engine::Config {
+        max_steps: cli.bounds.max_steps,
+        keep_going: cli.keep_going,
+        allow_exit_status: cli.allow_exit_status,
+    };
+    let result = match &replay {
+        Some(r) => engine::replay(&mut target, model.as_ref(), &cfg, &r.steps, cli.gdb),
+        None => {
+            let bar = report::progress::Bar::new(!cli.quiet && !cli.json);
+            let progress = |s: &engine::Stats| {
+                bar.update(s, started.elapsed());
+                !supervisor::interrupted()
+            };
+            let plan = target.plan().clone();
+            let start = |w: usize| {
+                pin(w);
+                NativeTarget::start(&path, plan.clone(), &opts).map_err(ExecError::Fatal)
+            };
+            let jobs = Jobs {
+                workers,
+                shard: cli.shard,
+                after: parallel::AFTER,
+                leaves: parallel::LEAVES,
+            };
+            let r =
+                parallel::explore_jobs(&mut target, &start, jobs, model.as_ref(), &cfg, &progress);
+            bar.finish();
+            r
+        }
+    };
+    let elapsed = started.elapsed().as_secs_f64();
+    let sym = Symbolizer {
+        program: &program,
+        load_bias: target.load_bias,
+    };
+    let outcome = match result {
+        Ok(o) => o,
+        Err(ExecError::Timeout { .. }) => unreachable!("the engine reports time-outs as hangs"),
+        Err(ExecError::Interrupted) => return Err(UsageError("interrupted".into())),
+        Err(ExecError::Fatal(msg)) => return Err(UsageError(msg)),
+    };
+    let executor = target.executor();
+    let engine = target.engine_placement();
+    drop(target);
+    if cli.gdb {
+        return Ok(EXIT_OK); // the user has seen the program in the debugger
+    }
+    if supervisor::interrupted() {
+        return Err(UsageError("interrupted".into()));
+    }
+    let part = report::Part {
+        jobs: workers,
+        shard: cli.shard.map(|s| (s.index + 1, s.count)),
+        executor,
+        engine,
+        worker_rss_kib: supervisor::in_worker::worker_peak_kib().filter(|_| engine == "worker"),
+        startup_s,
+    };
+    // Save the schedule of each distinct error (not when replaying one).
+    let mut saved = Vec::new();
+    if replay.is_none() {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        for (k, (cx, _)) in outcome.errors.iter().enumerate() {
+            let file = schedule_path(cli.schedule.as_deref(), given, k);
+            let s = Schedule::new(
+                cx,
+                &given.display().to_string(),
+                &args,
+                &model_name,
+                buffer_bound,
+            );
+            std::fs::write(&file, format!("{}\n", s.to_json())).map_err(|e| {
+                UsageError(format!(
+                    "cannot save the schedule to {}: {e}",
+                    file.display()
+                ))
+            })?;
+            saved.push(file);
+        }
+    }
+    if let (Some(f), Some(cx)) = (&cli.dot, &outcome.error) {
+        std::fs::write(f, report::dot::graph(&sym, cx))
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", f.display())))?;
+    }
+    if !cli.quiet {
+        let shown = if cli.keep_going {
+            outcome.errors.len()
+        } else {
+            1
+        };
+        for (k, (cx, n)) in outcome.errors.iter().take(shown).enumerate() {
+            let count = if cli.keep_going {
+                format!(" ({n} executions)")
+            } else {
+                String::new()
+            };
+            println!("error: {}: {}{count}", cx.kind.name(), cx.message);
+            print!("{}", report::counterexample_text(&sym, cx));
+            if let Some(f) = saved.get(k) {
+                println!(
+                    "schedule saved to {0}; replay it with: smc-run --replay {0} {1}",
+                    f.display(),
+                    given.display()
+                );
+            }
+        }
+        if let Some(r) = &replay {
+            let same = outcome
+                .error
+                .as_ref()
+                .is_some_and(|cx| cx.kind.name() == r.kind && cx.message == r.message);
+            if same {
+                println!("replay: reproduced the saved error");
+            } else {
+                println!(
+                    "replay: did NOT reproduce the saved error ({}: {})",
+                    r.kind, r.message
+                );
+            }
+        }
+    }
+    if !cli.json || !cli.quiet {
+        let summary = report::summary_text(&model_name, &outcome, elapsed, part);
+        if cli.quiet || cli.json {
+            print!(
+                "{}",
+                summary
+                    .lines()
+                    .last()
+                    .map(|l| format!("{l}\n"))
+                    .unwrap_or_default()
+            );
+        } else {
+            print!("{summary}");
+        }
+    }
+    if cli.json {
+        println!(
+            "{}",
+            report::json(&sym, &model_name, &outcome, elapsed, &saved, part)
+        );
+    }
+    Ok(exit_status(report::verdict(&outcome)))
+}
+
+/// Where the k-th distinct error's schedule goes: `--schedule FILE` (then FILE.2, FILE.3...),
+/// or `NAME.schedule` (then `NAME.2.schedule`...) in the current directory.
+fn schedule_path(chosen: Option<&Path>, program: &Path, k: usize) -> PathBuf {
+    match chosen {
+        Some(f) if k == 0 => f.to_path_buf(),
+        Some(f) => PathBuf::from(format!("{}.{}", f.display(), k + 1)),
+        None => {
+            let stem = program
+                .file_stem()
+                .map_or("program".into(), |s| s.to_string_lossy().into_owned());
+            match k {
+                0 => PathBuf::from(format!("{stem}.schedule")),
+                _ => PathBuf::from(format!("{stem}.{}.schedule", k + 1)),
+            }
+        }
+    }
+}
