@@ -11,12 +11,14 @@
 //!     cargo bench -- [--full] [--json FILE] [--compare FILE] [--repeat N] [--against CHECKER]
 //!                       [FILTER...]
 //!
-//! FILTERs keep the rows whose name contains one of them. `--full` adds the long rows (the
+//! FILTERs keep the rows whose name contains one of them (none matching is an error, and the
+//! results file is left as it was). `--full` adds the long rows (the
 //! scaling families' largest members). `--repeat N` measures each row N times, the models (and
 //! CHECKER) taking turns run by run, and prints the run of median wall time with the median
 //! `explore/s`: this VM's host has quiet and busy phases of minutes, in which the same build's
 //! rates differ up to 2× (BENCHMARKS.md), so two builds compare only when measured alternately.
-//! `--against CHECKER` (another build's smc-run, its libsmc_engine.so beside it) is measured
+//! `--against CHECKER` (another build's smc-run: a copy of its binary; builds from before the
+//! engine library was embedded need their libsmc_engine.so beside it) is measured
 //! the same way and adds a column: this build's median `explore/s` over CHECKER's.
 
 use std::collections::HashMap;
@@ -181,7 +183,7 @@ impl Row {
     fn explore_rate(&self) -> f64 {
         median(&self.explore_runs)
     }
-    /// Wall time per visible event, start-up included (issue 5's per-event target).
+    /// Wall time per visible event, start-up included (the per-event target in BENCHMARKS.md).
     fn us_per_event(&self) -> f64 {
         self.wall_s * 1e6 / (self.events.max(1) as f64)
     }
@@ -428,6 +430,16 @@ fn main() {
         .filter(|p| full || !p.full)
         .filter(|p| filters.is_empty() || filters.iter().any(|f| p.name().contains(f.as_str())))
         .collect();
+    if programs.is_empty() {
+        // nothing measured: say so, and leave the last results file as it was
+        let hint = if full {
+            ""
+        } else {
+            " (rows of --full included?)"
+        };
+        eprintln!("no benchmark row matches {filters:?}{hint}");
+        std::process::exit(2);
+    }
     if repeat > 1 || against.is_some() {
         println!(
             "each row: the run of median wall time of {repeat}, median explore/s{}",

@@ -479,3 +479,30 @@ impl Event {
         }
     }
 }
+
+/// What the engine tells a thread it lets run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reply {
+    /// Operation-specific result (try-lock outcome, barrier serial thread...).
+    pub value: u64,
+    /// For a load: bytes of its own store buffer it sees instead of memory (bit n of the mask =
+    /// byte n of the access).
+    pub patch: Option<(u64, [u8; MAX_ACCESS])>,
+}
+
+/// A decision of the previous execution that the next one repeats: the first steps of an
+/// execution replay a prefix of the last one, and an executor may carry them out without
+/// asking the engine step by step ([`Executor::script`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScriptStep {
+    /// `slot` runs its pending operation with `reply`. It must be stopped at `pc`, at an
+    /// operation on `addr` (0: any), as it was in the previous execution.
+    Run {
+        slot: u32,
+        reply: Reply,
+        pc: u64,
+        addr: u64,
+    },
+    /// A buffered store reaches memory.
+    Commit { addr: u64, bytes: StoreBytes },
+}

@@ -10,6 +10,8 @@ pub mod litmus;
 pub mod model;
 pub mod program;
 pub mod report;
+pub mod results;
+pub mod site;
 pub mod supervisor;
 #[path = "../targets/mod.rs"]
 pub mod targets;

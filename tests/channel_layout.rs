@@ -7,10 +7,10 @@ use std::mem::{offset_of, size_of};
 use std::process::Command;
 
 use smc_run::channel::{
-    coroutines, Block, Commit, Header, LogEntry, ScriptStep, Site, Slot, MAGIC, MAX_ACCESS,
-    MAX_BLOCKS, MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_SCRIPT, MAX_THREADS, MSG_LEN,
-    SCRIPT_COMMIT, VERSION,
+    coroutines, Block, Commit, Header, LogEntry, ScriptStep, Slot, MAGIC, MAX_ACCESS, MAX_BLOCKS,
+    MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_SCRIPT, MAX_THREADS, MSG_LEN, SCRIPT_COMMIT, VERSION,
 };
+use smc_run::site::Site;
 
 macro_rules! fields {
     ($ty:ty, $cty:literal: $($f:ident),*) => {

@@ -338,3 +338,94 @@ fn heap_blocks_are_named_by_allocation_site() {
         text.stdout
     );
 }
+
+/// By default each error's schedule goes to smc-run-out/NAME.MODEL.schedule in the current
+/// directory: a check under another model keeps its own, and a replay against another build
+/// of the program says so in one line instead of diverging.
+#[test]
+fn schedules_are_kept_per_model_and_name_their_build() {
+    let scratch = Scratch::new("cx-schedules");
+    let bin = racy(&scratch);
+    let dir = scratch.0.join("cwd");
+    std::fs::create_dir_all(&dir).unwrap();
+    for model in ["sc", "tso"] {
+        let r = common::run_in(&dir, &["--model", model, &bin]);
+        assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
+        let want = format!("smc-run-out/racy_counter-gcc-O0-g.{model}.schedule");
+        assert!(
+            r.stdout
+                .contains(&format!("schedule saved to {want}; replay it with")),
+            "{}",
+            r.stdout
+        );
+    }
+    let sc = dir.join("smc-run-out/racy_counter-gcc-O0-g.sc.schedule");
+    let tso = dir.join("smc-run-out/racy_counter-gcc-O0-g.tso.schedule");
+    let sc_text = std::fs::read_to_string(&sc).unwrap();
+    assert!(sc_text.contains("\"model\":\"sc\""), "{sc_text}");
+    assert!(sc_text.contains("\"binary\":\"build-id:"), "{sc_text}");
+    assert!(std::fs::read_to_string(&tso)
+        .unwrap()
+        .contains("\"model\":\"tso\""));
+    let again = common::run_in(&dir, &["--replay", sc.to_str().unwrap(), &bin]);
+    assert!(
+        again.stdout.contains("replay: reproduced the saved error"),
+        "{}",
+        again.stdout
+    );
+    // Another build of the same source (another optimisation level).
+    let other = compile(&scratch, &source("racy_counter.c"), "gcc", &["-O2", "-g"]);
+    let r = common::run_in(
+        &dir,
+        &["--replay", sc.to_str().unwrap(), other.to_str().unwrap()],
+    );
+    assert_eq!(r.status, 2, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the schedule was saved for another build of the program"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A .c PROGRAM is compiled into a new directory each time: its schedule names the source, so
+/// that a replay of the same file is accepted.
+#[test]
+fn a_c_programs_schedule_replays_after_recompiling() {
+    let scratch = Scratch::new("cx-c-replay");
+    let src = source("racy_counter.c");
+    let sched = scratch.0.join("c.schedule");
+    let (s, p) = (sched.to_str().unwrap(), src.to_str().unwrap());
+    let r = run(&["--model", "sc", "--schedule", s, p]);
+    assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
+    let again = run(&["--replay", s, p]);
+    assert!(
+        again.stdout.contains("replay: reproduced the saved error"),
+        "{}{}",
+        again.stdout,
+        again.stderr
+    );
+}
+
+/// Without -g there is no file:line, and the check says once why.
+#[test]
+fn a_binary_without_debug_information_gets_a_note() {
+    let scratch = Scratch::new("cx-nodebug");
+    let src = source("racy_counter.c");
+    let out = scratch.0.join("racy-nodebug");
+    let status = Command::new("gcc")
+        .args(["-O2", "-pthread"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let r = run(&["--model", "sc", out.to_str().unwrap()]);
+    assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
+    let note = "has no debug information; build it with -g to see file:line";
+    assert_eq!(r.stdout.matches(note).count(), 1, "{}", r.stdout);
+    let with_g = run(&["--model", "sc", &racy(&scratch)]);
+    assert!(!with_g.stdout.contains(note), "{}", with_g.stdout);
+}

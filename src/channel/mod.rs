@@ -12,6 +12,7 @@ use std::time::Duration;
 use memmap2::MmapMut;
 
 use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
+use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
 pub const VERSION: u32 = 8;
@@ -74,19 +75,6 @@ pub mod coroutines {
     pub const FAILED: u32 = 2;
 }
 
-pub mod site_kind {
-    pub const LOAD: u8 = 1;
-    pub const STORE: u8 = 2;
-    pub const RMW: u8 = 3;
-    pub const ATOMIC: u8 = 4;
-    pub const CAS: u8 = 5;
-    pub const CAS2: u8 = 6;
-    pub const FENCE: u8 = 7;
-    pub const UNSUPPORTED: u8 = 8;
-}
-
-pub const REG_NONE: u8 = 0xff;
-pub const REG_RIP: u8 = 0xfe;
 pub const PREV_WROTE: u32 = 1;
 pub const PREV_VALID: u32 = 2;
 pub const PREV_READ: u32 = 4;
@@ -113,26 +101,6 @@ pub mod init {
     pub const CODE: u32 = 2;
     pub const READY: u32 = 3;
     pub const FAILED: u32 = 4;
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Site {
-    pub offset: u64,
-    pub disp: i64,
-    pub copy_off: u32,
-    pub size: u32,
-    pub kind: u8,
-    pub len: u8,
-    pub base: u8,
-    pub index: u8,
-    pub scale: u8,
-    pub addr32: u8,
-    pub orig: u8,
-    pub pad: u8,
-    pub dead_regs: u16,
-    pub pad2: u16,
-    pub pad3: u32,
 }
 
 #[repr(C)]
@@ -453,10 +421,10 @@ impl Channel {
     /// Returns how many steps it was given.
     pub fn set_script<'a>(
         &self,
-        steps: impl IntoIterator<Item = &'a crate::engine::ScriptStep>,
+        steps: impl IntoIterator<Item = &'a crate::event::ScriptStep>,
         logged: bool,
     ) -> usize {
-        use crate::engine::ScriptStep as S;
+        use crate::event::ScriptStep as S;
         let mut n = 0;
         // SAFETY: no process of an execution exists while the supervisor writes the script.
         unsafe {

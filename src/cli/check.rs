@@ -9,9 +9,9 @@ use std::time::Instant;
 use clap::Parser;
 use smc_run::engine::parallel::{self, Jobs, Shard};
 use smc_run::engine::{self, ExecError};
-use smc_run::model;
 use smc_run::report::{self, schedule::Schedule, Symbolizer};
 use smc_run::supervisor::{self, NativeTarget, Options, TempDir};
+use smc_run::{model, program, results};
 
 use super::{exit_status, Bounds, UsageError, EXIT_OK};
 
@@ -151,27 +151,44 @@ fn compile_c(cc: &str, src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
     Ok(out)
 }
 
-pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
-    if let Some(dir) = &cli.verifier_dir {
-        write_verifier_files(dir)
-            .map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
-        if cli.program.is_none() {
-            println!(
-                "wrote {0}/smc_verifier.h and {0}/libsmc_verifier.so; build with \
-                 -I{0} -L{0} -lsmc_verifier -Wl,-rpath,{0}",
-                dir.display()
-            );
-            return Ok(EXIT_OK);
-        }
-    }
-    let replay = match &cli.replay {
-        None => None,
-        Some(f) => {
-            let text = std::fs::read_to_string(f)
-                .map_err(|e| UsageError(format!("{}: {e}", f.display())))?;
-            Some(Schedule::parse(&text).map_err(|e| UsageError(format!("{}: {e}", f.display())))?)
-        }
+/// Write the SV-COMP files when asked; `Some(status)` when that was all there was to do.
+fn verifier_only(cli: &Cli) -> Result<Option<u8>, UsageError> {
+    let Some(dir) = &cli.verifier_dir else {
+        return Ok(None);
     };
+    write_verifier_files(dir)
+        .map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
+    if cli.program.is_some() {
+        return Ok(None);
+    }
+    println!(
+        "wrote {0}/smc_verifier.h and {0}/libsmc_verifier.so; build with \
+         -I{0} -L{0} -lsmc_verifier -Wl,-rpath,{0}",
+        dir.display()
+    );
+    Ok(Some(EXIT_OK))
+}
+
+fn read_schedule(f: &Path) -> Result<Schedule, UsageError> {
+    let text =
+        std::fs::read_to_string(f).map_err(|e| UsageError(format!("{}: {e}", f.display())))?;
+    Schedule::parse(&text).map_err(|e| UsageError(format!("{}: {e}", f.display())))
+}
+
+/// What a check explored, and what it needs to report it.
+struct Explored {
+    program: program::Program,
+    load_bias: u64,
+    outcome: results::Outcome,
+    part: report::Part,
+    elapsed: f64,
+}
+
+pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
+    if let Some(status) = verifier_only(cli)? {
+        return Ok(status);
+    }
+    let replay = cli.replay.as_deref().map(read_schedule).transpose()?;
     let model_name = cli
         .model
         .clone()
@@ -182,7 +199,6 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         .buffer_bound
         .or(replay.as_ref().and_then(|r| r.buffer_bound));
     let model = model::named(&model_name, buffer_bound)?;
-    let exec_timeout = cli.bounds.check()?;
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
     let args: Vec<OsString> = match &replay {
         Some(r) if cli.args.is_empty() => r.args.iter().map(OsString::from).collect(),
@@ -197,6 +213,97 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     } else {
         given.clone()
     };
+    let Some(x) = explore(
+        cli,
+        &path,
+        tmp,
+        &args,
+        model.as_ref(),
+        replay.as_ref(),
+        &model_name,
+    )?
+    else {
+        return Ok(EXIT_OK); // the user has seen the program in the debugger
+    };
+    let sym = Symbolizer {
+        program: &x.program,
+        load_bias: x.load_bias,
+    };
+    let saved = match &replay {
+        Some(_) => Vec::new(),
+        None => {
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let run = SavedRun {
+                program: given,
+                binary: &x.program.identity,
+                args: &args,
+                model: &model_name,
+                buffer_bound,
+            };
+            save_schedules(cli.schedule.as_deref(), &run, &x.outcome)?
+        }
+    };
+    if let (Some(f), Some(cx)) = (&cli.dot, &x.outcome.error) {
+        std::fs::write(f, report::dot::graph(&sym, cx))
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", f.display())))?;
+    }
+    if !cli.quiet {
+        print_errors(cli, &sym, &x.outcome, &saved, given);
+        if let Some(r) = &replay {
+            let same = x
+                .outcome
+                .error
+                .as_ref()
+                .is_some_and(|cx| cx.kind.name() == r.kind && cx.message == r.message);
+            if same {
+                println!("replay: reproduced the saved error");
+            } else {
+                println!(
+                    "replay: did NOT reproduce the saved error ({}: {})",
+                    r.kind, r.message
+                );
+            }
+        }
+    }
+    if !cli.json || !cli.quiet {
+        let summary = report::summary_text(&model_name, &x.outcome, x.elapsed, x.part);
+        if cli.quiet || cli.json {
+            print!(
+                "{}",
+                summary
+                    .lines()
+                    .last()
+                    .map(|l| format!("{l}\n"))
+                    .unwrap_or_default()
+            );
+        } else {
+            print!("{summary}");
+        }
+    }
+    if cli.json {
+        println!(
+            "{}",
+            report::json(&sym, &model_name, &x.outcome, x.elapsed, &saved, x.part)
+        );
+    }
+    Ok(exit_status(report::verdict(&x.outcome)))
+}
+
+/// Start the program and explore it (or replay the schedule); `None` after a `--gdb` session.
+fn explore(
+    cli: &Cli,
+    path: &Path,
+    tmp: Option<TempDir>,
+    args: &[OsString],
+    model: &dyn model::Model,
+    replay: Option<&Schedule>,
+    model_name: &str,
+) -> Result<Option<Explored>, UsageError> {
+    let exec_timeout = cli.bounds.check()?;
+    let given = cli.program.as_ref().expect("clap requires PROGRAM");
     // One check runs on one CPU (the supervisor and its program hand over faster there);
     // worker w of -j on the w-th CPU from the one we are on.
     let cpus = supervisor::thread_cpus();
@@ -211,7 +318,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         .then(supervisor::engine_library)
         .flatten();
     let opts = Options {
-        args: args.clone(),
+        args: args.to_vec(),
         exec_timeout,
         fences_visible: model.fences_visible(),
         buffered: model.buffers().is_some(),
@@ -229,7 +336,26 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     };
     pin(0);
     let started = Instant::now();
-    let (program, mut target) = supervisor::launch(&path, &opts)?;
+    let (mut program, mut target) = supervisor::launch(path, &opts)?;
+    if given.extension().is_some_and(|e| e == "c") {
+        // Compiled into a new temporary directory each time, whose path the binary holds:
+        // the source and the compiler name the build.
+        let source = std::fs::read(given).unwrap_or_default();
+        let cc_and_source = [cli.cc.as_bytes(), &[0], &source].concat();
+        program.identity = format!("c-source:fnv64:{:016x}", program::fnv64(&cc_and_source));
+    }
+    if let Some(saved) = replay.and_then(|r| r.binary.as_deref()) {
+        if saved != program.identity {
+            return Err(UsageError(format!(
+                "{}: the schedule was saved for another build of the program ({saved}; this one \
+                 is {}): check the program again to get a schedule for this build",
+                cli.replay
+                    .as_ref()
+                    .map_or(String::new(), |f| f.display().to_string()),
+                program.identity
+            )));
+        }
+    }
     let startup_s = started.elapsed().as_secs_f64();
     let nsites = target.sites();
     if !cli.gdb && workers == 1 {
@@ -245,24 +371,31 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
             "smc-run: {what} {} under {model_name} ({nsites} instrumented instructions)",
             given.display(),
         );
+        if !program.has_line_info {
+            println!(
+                "smc-run: note: {} has no debug information; build it with -g to see file:line \
+                 in counterexamples",
+                given.display()
+            );
+        }
     }
     let cfg = engine::Config {
         max_steps: cli.bounds.max_steps,
         keep_going: cli.keep_going,
         allow_exit_status: cli.allow_exit_status,
     };
-    let result = match &replay {
-        Some(r) => engine::replay(&mut target, model.as_ref(), &cfg, &r.steps, cli.gdb),
+    let result = match replay {
+        Some(r) => engine::replay(&mut target, model, &cfg, &r.steps, cli.gdb),
         None => {
             let bar = report::progress::Bar::new(!cli.quiet && !cli.json);
-            let progress = |s: &engine::Stats| {
+            let progress = |s: &results::Stats| {
                 bar.update(s, started.elapsed());
                 !supervisor::interrupted()
             };
             let plan = target.plan().clone();
             let start = |w: usize| {
                 pin(w);
-                NativeTarget::start(&path, plan.clone(), &opts).map_err(ExecError::Fatal)
+                NativeTarget::start(path, plan.clone(), &opts).map_err(ExecError::Fatal)
             };
             let jobs = Jobs {
                 workers,
@@ -270,17 +403,12 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
                 after: parallel::AFTER,
                 leaves: parallel::LEAVES,
             };
-            let r =
-                parallel::explore_jobs(&mut target, &start, jobs, model.as_ref(), &cfg, &progress);
+            let r = parallel::explore_jobs(&mut target, &start, jobs, model, &cfg, &progress);
             bar.finish();
             r
         }
     };
     let elapsed = started.elapsed().as_secs_f64();
-    let sym = Symbolizer {
-        program: &program,
-        load_bias: target.load_bias,
-    };
     let outcome = match result {
         Ok(o) => o,
         Err(ExecError::Timeout { .. }) => unreachable!("the engine reports time-outs as hangs"),
@@ -289,9 +417,10 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     };
     let executor = target.executor();
     let engine = target.engine_placement();
+    let load_bias = target.load_bias;
     drop(target);
     if cli.gdb {
-        return Ok(EXIT_OK); // the user has seen the program in the debugger
+        return Ok(None);
     }
     if supervisor::interrupted() {
         return Err(UsageError("interrupted".into()));
@@ -304,99 +433,98 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         worker_rss_kib: supervisor::in_worker::worker_peak_kib().filter(|_| engine == "worker"),
         startup_s,
     };
-    // Save the schedule of each distinct error (not when replaying one).
-    let mut saved = Vec::new();
-    if replay.is_none() {
-        let args: Vec<String> = args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        for (k, (cx, _)) in outcome.errors.iter().enumerate() {
-            let file = schedule_path(cli.schedule.as_deref(), given, k);
-            let s = Schedule::new(
-                cx,
-                &given.display().to_string(),
-                &args,
-                &model_name,
-                buffer_bound,
-            );
-            std::fs::write(&file, format!("{}\n", s.to_json())).map_err(|e| {
-                UsageError(format!(
-                    "cannot save the schedule to {}: {e}",
-                    file.display()
-                ))
-            })?;
-            saved.push(file);
-        }
-    }
-    if let (Some(f), Some(cx)) = (&cli.dot, &outcome.error) {
-        std::fs::write(f, report::dot::graph(&sym, cx))
-            .map_err(|e| UsageError(format!("cannot write {}: {e}", f.display())))?;
-    }
-    if !cli.quiet {
-        let shown = if cli.keep_going {
-            outcome.errors.len()
-        } else {
-            1
-        };
-        for (k, (cx, n)) in outcome.errors.iter().take(shown).enumerate() {
-            let count = if cli.keep_going {
-                format!(" ({n} executions)")
-            } else {
-                String::new()
-            };
-            println!("error: {}: {}{count}", cx.kind.name(), cx.message);
-            print!("{}", report::counterexample_text(&sym, cx));
-            if let Some(f) = saved.get(k) {
-                println!(
-                    "schedule saved to {0}; replay it with: smc-run --replay {0} {1}",
-                    f.display(),
-                    given.display()
-                );
-            }
-        }
-        if let Some(r) = &replay {
-            let same = outcome
-                .error
-                .as_ref()
-                .is_some_and(|cx| cx.kind.name() == r.kind && cx.message == r.message);
-            if same {
-                println!("replay: reproduced the saved error");
-            } else {
-                println!(
-                    "replay: did NOT reproduce the saved error ({}: {})",
-                    r.kind, r.message
-                );
-            }
-        }
-    }
-    if !cli.json || !cli.quiet {
-        let summary = report::summary_text(&model_name, &outcome, elapsed, part);
-        if cli.quiet || cli.json {
-            print!(
-                "{}",
-                summary
-                    .lines()
-                    .last()
-                    .map(|l| format!("{l}\n"))
-                    .unwrap_or_default()
-            );
-        } else {
-            print!("{summary}");
-        }
-    }
-    if cli.json {
-        println!(
-            "{}",
-            report::json(&sym, &model_name, &outcome, elapsed, &saved, part)
-        );
-    }
-    Ok(exit_status(report::verdict(&outcome)))
+    Ok(Some(Explored {
+        program,
+        load_bias,
+        outcome,
+        part,
+        elapsed,
+    }))
 }
 
+/// Each distinct error's counterexample, and where its schedule was saved.
+fn print_errors(
+    cli: &Cli,
+    sym: &Symbolizer,
+    outcome: &results::Outcome,
+    saved: &[PathBuf],
+    given: &Path,
+) {
+    let shown = if cli.keep_going {
+        outcome.errors.len()
+    } else {
+        1
+    };
+    for (k, (cx, n)) in outcome.errors.iter().take(shown).enumerate() {
+        let count = if cli.keep_going {
+            format!(" ({n} executions)")
+        } else {
+            String::new()
+        };
+        println!("error: {}: {}{count}", cx.kind.name(), cx.message);
+        print!("{}", report::counterexample_text(sym, cx));
+        if let Some(f) = saved.get(k) {
+            println!(
+                "schedule saved to {0}; replay it with: smc-run --replay {0} {1}",
+                f.display(),
+                given.display()
+            );
+        }
+    }
+}
+
+/// What a saved schedule records besides the steps.
+struct SavedRun<'a> {
+    program: &'a Path,
+    binary: &'a str,
+    args: &'a [String],
+    model: &'a str,
+    buffer_bound: Option<usize>,
+}
+
+/// Save the schedule of each distinct error; the files written.
+fn save_schedules(
+    chosen: Option<&Path>,
+    run: &SavedRun,
+    outcome: &results::Outcome,
+) -> Result<Vec<PathBuf>, UsageError> {
+    let mut saved = Vec::new();
+    for (k, (cx, _)) in outcome.errors.iter().enumerate() {
+        let file = schedule_path(chosen, run.program, run.model, k);
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                UsageError(format!(
+                    "cannot create {} for the schedule: {e}",
+                    dir.display()
+                ))
+            })?;
+        }
+        let s = Schedule::new(
+            cx,
+            &run.program.display().to_string(),
+            run.binary,
+            run.args,
+            run.model,
+            run.buffer_bound,
+        );
+        std::fs::write(&file, format!("{}\n", s.to_json())).map_err(|e| {
+            UsageError(format!(
+                "cannot save the schedule to {}: {e}",
+                file.display()
+            ))
+        })?;
+        saved.push(file);
+    }
+    Ok(saved)
+}
+
+/// Where schedules go unless `--schedule` says: this directory under the current one.
+pub(crate) const SCHEDULE_DIR: &str = "smc-run-out";
+
 /// Where the k-th distinct error's schedule goes: `--schedule FILE` (then FILE.2, FILE.3...),
-/// or `NAME.schedule` (then `NAME.2.schedule`...) in the current directory.
-fn schedule_path(chosen: Option<&Path>, program: &Path, k: usize) -> PathBuf {
+/// or `smc-run-out/NAME.MODEL.schedule` (then `NAME.MODEL.2.schedule`...), so that checks of
+/// one program under different models keep their schedules apart.
+fn schedule_path(chosen: Option<&Path>, program: &Path, model: &str, k: usize) -> PathBuf {
     match chosen {
         Some(f) if k == 0 => f.to_path_buf(),
         Some(f) => PathBuf::from(format!("{}.{}", f.display(), k + 1)),
@@ -404,10 +532,11 @@ fn schedule_path(chosen: Option<&Path>, program: &Path, k: usize) -> PathBuf {
             let stem = program
                 .file_stem()
                 .map_or("program".into(), |s| s.to_string_lossy().into_owned());
-            match k {
-                0 => PathBuf::from(format!("{stem}.schedule")),
-                _ => PathBuf::from(format!("{stem}.{}.schedule", k + 1)),
-            }
+            let name = match k {
+                0 => format!("{stem}.{model}.schedule"),
+                _ => format!("{stem}.{model}.{}.schedule", k + 1),
+            };
+            Path::new(SCHEDULE_DIR).join(name)
         }
     }
 }

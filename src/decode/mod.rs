@@ -1,8 +1,8 @@
 //! The arch-neutral face of instruction decoding: what an instrumented site is, and the
 //! interface every architecture (under targets/) implements.
 
-use crate::channel::Site;
 use crate::program::CodeSection;
+use crate::site::Site;
 
 /// One instruction of the program that may touch shared memory (or is a fence).
 #[derive(Clone, Debug)]

@@ -12,9 +12,9 @@ mod mock;
 pub mod parallel;
 pub mod sync;
 
-use std::collections::BTreeMap;
-
-use crate::event::{Event, Pending, StoreBytes, ThreadId, MAX_ACCESS};
+use crate::event::{Pending, StoreBytes};
+use crate::event::{Reply, ScriptStep};
+use crate::results::{Observation, Outcome, Output, Stats, Step};
 
 pub use dpor::{explore, explore_part, replay};
 
@@ -34,33 +34,6 @@ pub struct Executed {
     pub written: Option<u64>,
     /// The bytes a buffered store wrote into its buffer.
     pub stored: Option<StoreBytes>,
-}
-
-/// What the engine tells a thread it lets run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Reply {
-    /// Operation-specific result (try-lock outcome, barrier serial thread...).
-    pub value: u64,
-    /// For a load: bytes of its own store buffer it sees instead of memory (bit n of the mask =
-    /// byte n of the access).
-    pub patch: Option<(u64, [u8; MAX_ACCESS])>,
-}
-
-/// A decision of the previous execution that the next one repeats: the first steps of an
-/// execution replay a prefix of the last one, and an executor may carry them out without
-/// asking the engine step by step ([`Executor::script`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ScriptStep {
-    /// `slot` runs its pending operation with `reply`. It must be stopped at `pc`, at an
-    /// operation on `addr` (0: any), as it was in the previous execution.
-    Run {
-        slot: u32,
-        reply: Reply,
-        pc: u64,
-        addr: u64,
-    },
-    /// A buffered store reaches memory.
-    Commit { addr: u64, bytes: StoreBytes },
 }
 
 #[derive(Clone, Debug)]
@@ -110,9 +83,6 @@ pub struct Ended {
     pub how: ProcessEnd,
     pub error: Option<RuntimeError>,
 }
-
-/// The values an execution recorded with `__smc_observe`: (index, value), sorted by index.
-pub type Observation = Vec<(u32, u64)>;
 
 /// All slots between two steps, or the end of the process.
 #[derive(Clone, Debug, Default)]
@@ -224,112 +194,6 @@ impl Default for Config {
 }
 
 pub const DEFAULT_MAX_STEPS: usize = 50_000;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    Assertion,
-    Crash,
-    Deadlock,
-    Hang,
-    /// The process exited with a non-zero status.
-    Exit,
-}
-
-impl ErrorKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            ErrorKind::Assertion => "assertion",
-            ErrorKind::Crash => "crash",
-            ErrorKind::Deadlock => "deadlock",
-            ErrorKind::Hang => "hang",
-            ErrorKind::Exit => "exit",
-        }
-    }
-}
-
-/// A thread of the failing execution as the report shows it.
-#[derive(Clone, Debug)]
-pub struct ThreadInfo {
-    pub id: ThreadId,
-    pub parent: Option<ThreadId>,
-    /// Start routine address (0 for main).
-    pub start: u64,
-    /// What it was waiting for at the end, if it had not exited.
-    pub pending: Option<Pending>,
-    /// For the updater of a store buffer: the thread whose buffer it is.
-    pub buffer_of: Option<ThreadId>,
-}
-
-#[derive(Clone, Debug)]
-pub struct Counterexample {
-    pub kind: ErrorKind,
-    pub message: String,
-    pub trace: Vec<Event>,
-    pub threads: Vec<ThreadInfo>,
-    /// For crashes: the faulting instruction and address, and the thread.
-    pub fault: Option<(ThreadId, u64, u64)>,
-    pub signal: Option<i32>,
-    /// The decisions that lead to it, one per event of `trace` ([`replay`] takes them).
-    pub schedule: Vec<Step>,
-    /// Stores went through store buffers (TSO, PSO): memory changes at updates.
-    pub buffered: bool,
-    /// Heap blocks the execution allocated, in order: (address, size, call site).
-    pub heap: Vec<(u64, u64, u64)>,
-    /// What the execution wrote to stdout and stderr, when captured.
-    pub output: Option<Output>,
-    /// Where the exploration met it: the leaf of the split top it lies below (0 before the
-    /// split, or without one) and how many executions its worker had run. Workers meet leaves
-    /// in one order and each explores a leaf alone, so this orders the errors of all workers
-    /// the same way in every run.
-    pub found: (u64, u64),
-}
-
-/// The end of what an execution wrote (stdout and stderr interleaved), and how much it wrote.
-#[derive(Clone, Debug)]
-pub struct Output {
-    pub tail: Vec<u8>,
-    pub total: u64,
-    /// The program wrote more than the capture holds; later writes failed.
-    pub cut: bool,
-}
-
-/// One decision of a schedule: the thread that ran, by its spawn-tree path (the n-th child
-/// of the n-th child... of main; empty for main; store-buffer updaters have keys from 2^63),
-/// and which outcome of a choice (which waiter a signal wakes) it took.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Step {
-    pub thread: Vec<u64>,
-    pub alt: u32,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct Stats {
-    /// Executions that ran to their end (complete, or ending in the error).
-    pub executions: u64,
-    /// Executions abandoned because every enabled thread was asleep or an assume failed.
-    pub blocked: u64,
-    /// Executions cut at the step bound.
-    pub bounded: u64,
-    pub events: u64,
-    /// Events of the latest execution (its depth in the exploration tree).
-    pub depth: u64,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct Outcome {
-    pub stats: Stats,
-    /// The first error found, with its counterexample.
-    pub error: Option<Counterexample>,
-    /// Every distinct error (kind and message): its first counterexample and how many
-    /// executions ended in it.
-    pub errors: Vec<(Counterexample, u64)>,
-    /// How many complete executions (not ending in an error) recorded each observation; empty
-    /// when the program observes nothing.
-    pub observations: BTreeMap<Observation, u64>,
-    /// Split exploration ran to its end: the leaves of the top and a hash of their prefixes
-    /// (the same in every worker and shard of one exploration, if the program is deterministic).
-    pub top: Option<(u64, u64)>,
-}
 
 /// How one worker takes part in an exploration shared by several (`-j`, `--shard`).
 ///

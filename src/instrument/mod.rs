@@ -1,9 +1,9 @@
 //! The patch plan: every site of the program with the place of its relocated copy, and the
 //! copies themselves once the runtime says where its trampoline is.
 
-use crate::channel::Site;
 use crate::decode::{DecodedSite, Decoder};
 use crate::program::Program;
+use crate::site::Site;
 
 #[derive(Clone)]
 pub struct Plan {

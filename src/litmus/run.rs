@@ -101,7 +101,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         keep_going: false,
         allow_exit_status: false,
     };
-    let mut progress = |_: &engine::Stats| !supervisor::interrupted();
+    let mut progress = |_: &crate::results::Stats| !supervisor::interrupted();
     let outcome = match engine::explore(&mut native, model.as_ref(), &cfg, &mut progress) {
         Ok(o) => o,
         Err(ExecError::Interrupted) => return Err("interrupted".into()),

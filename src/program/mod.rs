@@ -35,6 +35,12 @@ pub struct Program {
     pub arch: Arch,
     pub pie: bool,
     pub code: Vec<CodeSection>,
+    /// What this build of the program is: `build-id:HEX` (the linker's GNU build id) or, for a
+    /// binary linked without one, `fnv64:HEX` of its bytes. Saved with a schedule, so that a
+    /// replay against another build says so instead of diverging.
+    pub identity: String,
+    /// Whether the file has DWARF line tables (`-g`): without them reports have no file:line.
+    pub has_line_info: bool,
     functions: Vec<Symbol>,
     objects: Vec<Symbol>,
     lines: Option<addr2line::Loader>,
@@ -206,11 +212,17 @@ impl Program {
                     .collect();
             }
         }
+        let has_line_info = elf
+            .section_headers
+            .iter()
+            .any(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(".debug_line"));
         Ok(Program {
             path: path.to_path_buf(),
             arch,
             pie,
             code,
+            identity: identity(&elf, data),
+            has_line_info,
             functions,
             objects,
             lines: None,
@@ -293,6 +305,34 @@ fn io_reason(e: &std::io::Error) -> String {
         std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
         _ => e.to_string(),
     }
+}
+
+/// `build-id:HEX` from the GNU build-id note, else `fnv64:HEX` of the whole file.
+fn identity(elf: &Elf, data: &[u8]) -> String {
+    let build_id = elf
+        .iter_note_sections(data, Some(".note.gnu.build-id"))
+        .and_then(|notes| {
+            notes
+                .flatten()
+                .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && !n.desc.is_empty())
+                .map(|n| {
+                    n.desc
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<String>()
+                })
+        });
+    match build_id {
+        Some(hex) => format!("build-id:{hex}"),
+        None => format!("fnv64:{:016x}", fnv64(data)),
+    }
+}
+
+/// FNV-1a, 64 bits: a fingerprint of a file, not a defence against forgery.
+pub fn fnv64(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! each buffered store joined to the update that took it to memory (dashed).
 
 use super::{describe, location, overlap, reads_from, thread_label, writes_memory, Symbolizer};
-use crate::engine::Counterexample;
 use crate::event::{Op, ThreadId};
+use crate::results::Counterexample;
 
 fn quote(s: &str) -> String {
     format!(

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::engine::{Counterexample, Outcome, Output, ThreadInfo};
 use crate::event::{Event, Op, ThreadId};
 use crate::program::Program;
+use crate::results::{Counterexample, Outcome, Output, ThreadInfo};
 
 pub const JSON_SCHEMA: u32 = 2;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::engine::Stats;
+use crate::results::Stats;
 
 /// The line, and when its message was last set (it is drawn 4 times a second: formatting it
 /// after every execution cost more than 1% of a check).

@@ -2,24 +2,29 @@
 //! A JSON object:
 //!
 //! ```json
-//! {"smc_schedule": 1, "program": "./a.out", "args": [], "model": "tso", "buffer_bound": null,
+//! {"smc_schedule": 1, "program": "./a.out", "binary": "build-id:5f0c...", "args": [],
+//!  "model": "tso", "buffer_bound": null,
 //!  "error": {"kind": "assertion", "message": "..."},
 //!  "steps": [{"thread": [], "alt": 0}, {"thread": [1], "alt": 0}, ...]}
 //! ```
 //!
 //! A step names the thread that ran by its spawn-tree path (`[]` main, `[1]` its first child,
 //! `[1, 2]` that thread's second child; store-buffer updaters have keys from 2^63), so the file
-//! does not depend on the order the exploration met the threads.
+//! does not depend on the order the exploration met the threads. `binary` is the program's
+//! `Program::identity` (absent in files saved before it was recorded): a replay against
+//! another build is refused with a message saying so.
 
 use serde_json::{json, Value};
 
-use crate::engine::{Counterexample, Step};
+use crate::results::{Counterexample, Step};
 
 pub const SCHEDULE_SCHEMA: u64 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
     pub program: String,
+    /// The build of the program the schedule was saved for (`Program::identity`).
+    pub binary: Option<String>,
     pub args: Vec<String>,
     pub model: String,
     pub buffer_bound: Option<usize>,
@@ -32,12 +37,14 @@ impl Schedule {
     pub fn new(
         cx: &Counterexample,
         program: &str,
+        binary: &str,
         args: &[String],
         model: &str,
         buffer_bound: Option<usize>,
     ) -> Schedule {
         Schedule {
             program: program.to_string(),
+            binary: Some(binary.to_string()),
             args: args.to_vec(),
             model: model.to_string(),
             buffer_bound,
@@ -51,6 +58,7 @@ impl Schedule {
         json!({
             "smc_schedule": SCHEDULE_SCHEMA,
             "program": self.program,
+            "binary": self.binary,
             "args": self.args,
             "model": self.model,
             "buffer_bound": self.buffer_bound,
@@ -105,6 +113,10 @@ impl Schedule {
             .collect::<Result<_, String>>()?;
         Ok(Schedule {
             program: text_of(&v["program"], "program")?,
+            binary: match &v["binary"] {
+                Value::Null => None,
+                b => Some(text_of(b, "binary")?),
+            },
             args,
             model: text_of(&v["model"], "model")?,
             buffer_bound,
@@ -123,6 +135,7 @@ mod tests {
     fn round_trips_and_rejects_garbage() {
         let s = Schedule {
             program: "./a.out".into(),
+            binary: Some("build-id:00ff".into()),
             args: vec!["-n".into(), "3".into()],
             model: "pso".into(),
             buffer_bound: Some(2),

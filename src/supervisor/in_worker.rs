@@ -1,4 +1,4 @@
-//! The engine inside the worker (issue 5): the whole exploration runs in the program's worker
+//! The engine inside the worker: the whole exploration runs in the program's worker
 //! process, where a step is a function call and a coroutine switch, instead of a round trip
 //! between the checker and the worker (two context switches on one CPU) per new event.
 //!
@@ -27,14 +27,12 @@ use serde_json::{json, Value};
 use super::read::{ChannelReader, CORRUPTED};
 use super::{interrupted, NativeTarget};
 use crate::channel::{futex_wait, futex_wake, memfd, Channel, MAX_SCRIPT};
-use crate::engine::{
-    self, Config, ExecError, Executor, Observation, Outcome, Progress, Reply, ScriptStep, SlotView,
-    Snapshot, Split, Stats, Step,
-};
-use crate::event::MAX_ACCESS;
+use crate::engine::{self, Config, ExecError, Executor, Progress, SlotView, Snapshot, Split};
+use crate::event::{Reply, ScriptStep, MAX_ACCESS};
 use crate::model::{self, Model};
+use crate::results::{Observation, Outcome, Stats, Step};
 
-/// What the runtime hands the engine library (`struct smc_engine_ops` in runtime/smc_rt.c).
+/// What the runtime hands the engine library (`struct smc_engine_ops` in runtime/worker.c).
 #[repr(C)]
 pub struct EngineOps {
     pub abi: u64,
@@ -53,7 +51,7 @@ pub struct EngineOps {
 /// Changes with [`EngineOps`] and the runtime's side of it.
 pub const ENGINE_ABI: u64 = 2;
 
-/// The signal that ends the worker's current execution as a hang (runtime/smc_rt.c
+/// The signal that ends the worker's current execution as a hang (runtime/rt.h
 /// `SMC_HANG_SIGNAL`): the checker sends it when the worker has taken no step for the
 /// execution time limit.
 pub fn hang_signal() -> i32 {

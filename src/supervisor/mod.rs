@@ -18,9 +18,11 @@ use std::time::{Duration, Instant};
 use crate::channel::{
     self, coroutines, err, futex_wait, futex_wake, init, memfd, slot_state, Channel,
 };
-use crate::engine::{self, ExecError, Executor, Observation, Output, Reply, ScriptStep, Snapshot};
+use crate::engine::{self, ExecError, Executor, Snapshot};
+use crate::event::{Reply, ScriptStep};
 use crate::instrument::Plan;
 use crate::program::Program;
+use crate::results::{Observation, Outcome, Output};
 
 pub mod in_worker;
 mod read;
@@ -850,7 +852,7 @@ impl Executor for NativeTarget {
         cfg: &engine::Config,
         split: Option<&engine::Split>,
         progress: engine::Progress,
-    ) -> Result<Option<engine::Outcome>, ExecError> {
+    ) -> Result<Option<Outcome>, ExecError> {
         in_worker::explore(self, model, cfg, split, progress)
     }
 

@@ -10,9 +10,9 @@ use iced_x86::{
     InstructionInfoFactory, IntelFormatter, Mnemonic, OpAccess, OpKind, Register, UsedMemory,
 };
 
-use crate::channel::{site_kind, Site, REG_NONE, REG_RIP};
 use crate::decode::{DecodedSection, DecodedSite, Decoder};
 use crate::program::CodeSection;
+use crate::site::{site_kind, Site, REG_NONE, REG_RIP};
 
 pub struct X86_64;
 

@@ -1,0 +1,158 @@
+//! The engine against brute force: on random small programs of loads and stores, the number of
+//! complete executions must equal the number of Mazurkiewicz traces, counted by enumerating
+//! every interleaving and keeping the order of each conflicting pair.
+
+use std::collections::BTreeSet;
+
+use super::super::mock::{load, lock, store, unlock, Mock};
+use super::super::Config;
+use crate::event::{Op, TargetAddr};
+use crate::model::Sc;
+use crate::results::Outcome;
+
+fn interleavings(
+    threads: &[Vec<(Op, u64)>],
+    pos: &mut Vec<usize>,
+    seq: &mut Vec<(usize, usize)>,
+    out: &mut BTreeSet<Vec<bool>>,
+) {
+    if threads.iter().zip(pos.iter()).all(|(t, &p)| p == t.len()) {
+        // the trace: for every conflicting pair of events of different threads, which came first
+        let at = |e: (usize, usize)| seq.iter().position(|&x| x == e).unwrap();
+        let mut events = seq.clone();
+        events.sort();
+        let mut key = Vec::new();
+        for (i, &a) in events.iter().enumerate() {
+            for &b in &events[i + 1..] {
+                let (oa, ob) = (threads[a.0][a.1].0, threads[b.0][b.1].0);
+                if a.0 != b.0
+                    && oa
+                        .footprint(true, false)
+                        .conflicts(&ob.footprint(true, false))
+                {
+                    key.push(at(a) < at(b));
+                }
+            }
+        }
+        out.insert(key);
+        return;
+    }
+    // the one mutex of these programs: held by whoever locked it last and has not unlocked
+    let held = seq.iter().rev().find_map(|&(t, i)| match threads[t][i].0 {
+        Op::MutexLock { .. } => Some(true),
+        Op::MutexUnlock { .. } => Some(false),
+        _ => None,
+    });
+    for t in 0..threads.len() {
+        if pos[t] < threads[t].len() {
+            if matches!(threads[t][pos[t]].0, Op::MutexLock { .. }) && held == Some(true) {
+                continue;
+            }
+            seq.push((t, pos[t]));
+            pos[t] += 1;
+            interleavings(threads, pos, seq, out);
+            pos[t] -= 1;
+            seq.pop();
+        }
+    }
+}
+
+/// Exploring with every step through the engine (no checkpoints restored) must give the
+/// same as `mock` gave with its prefixes carried out alone, which it must have used.
+pub(super) fn same_without_prefixes(
+    mock: &Mock,
+    o: &Outcome,
+    explore: impl Fn(&mut Mock) -> Outcome,
+) {
+    let mut stepwise = Mock::new(mock.scripts.clone(), None);
+    stepwise.buffered = mock.buffered;
+    stepwise.prefixes = false;
+    let s = explore(&mut stepwise);
+    assert_eq!(
+        (s.stats.executions, s.stats.blocked, s.stats.events),
+        (o.stats.executions, o.stats.blocked, o.stats.events),
+        "program {:?}",
+        mock.scripts
+    );
+    assert_eq!(stepwise.skipped, 0);
+    if o.stats.executions > 1 {
+        assert!(
+            mock.skipped > 0,
+            "no prefix carried out: {:?}",
+            mock.scripts
+        );
+        assert!(mock.steps < stepwise.steps);
+    }
+}
+
+#[test]
+fn executions_equal_mazurkiewicz_traces_on_random_programs() {
+    let mut seed: u64 = 0x9e3779b97f4a7c15;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    for _ in 0..400 {
+        let nthreads = 2 + next(2) as usize;
+        let threads: Vec<Vec<(Op, u64)>> = (0..nthreads)
+            .map(|t| {
+                (0..1 + next(3))
+                    .map(|i| {
+                        let addr = 0x100 + 4 * next(3);
+                        match next(5) {
+                            0 | 1 => load(addr),
+                            2 => (
+                                Op::Rmw {
+                                    addr: TargetAddr(addr),
+                                    size: 4,
+                                },
+                                0,
+                            ),
+                            _ => store(addr, (t * 10 + i as usize) as u64),
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut threads = threads;
+        for ops in threads.iter_mut() {
+            // sometimes wrap a stretch of the thread in the mutex
+            if next(3) == 0 {
+                let from = next(ops.len() as u64) as usize;
+                let to = from + 1 + next((ops.len() - from) as u64) as usize;
+                ops.insert(to, unlock(0x200));
+                ops.insert(from, lock(0x200));
+            }
+        }
+        let mut traces = BTreeSet::new();
+        interleavings(
+            &threads,
+            &mut vec![0; nthreads],
+            &mut Vec::new(),
+            &mut traces,
+        );
+        let mut mock = Mock::new(threads.clone(), None);
+        let o = super::explore(&mut mock, &Sc, &Config::default(), &mut |_| true).unwrap();
+        assert_eq!(
+            o.stats.executions,
+            traces.len() as u64,
+            "program {threads:?}"
+        );
+        same_without_prefixes(&mock, &o, |m| {
+            super::explore(m, &Sc, &Config::default(), &mut |_| true).unwrap()
+        });
+        // shared by workers (-j) and split into shards (--shard): the same executions
+        let make = || Mock::new(threads.clone(), None);
+        for (workers, split, by_hash) in
+            [(2, (1, 4), false), (3, (2, 6), true), (2, (1000, 4), false)]
+        {
+            assert_eq!(
+                super::split_executions(&make, &Sc, workers, split, by_hash),
+                traces.len() as u64,
+                "{workers} workers, split {split:?}, by hash {by_hash}: program {threads:?}"
+            );
+        }
+    }
+}
