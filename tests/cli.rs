@@ -174,3 +174,26 @@ fn string_instruction_on_shared_memory_is_a_clear_error() {
         r.stderr
     );
 }
+
+/// `smc-run` is one file: a copy of it alone in an empty directory (as `cargo install` or a
+/// release tarball leaves it) runs the engine inside the program's worker, from the library
+/// it carries.
+#[test]
+fn a_copied_binary_runs_the_engine_in_the_worker() {
+    let scratch = Scratch::new("copied-binary");
+    let bin = compile(&scratch, &source("sb.c"), "gcc", &["-O1"]);
+    let alone = scratch.0.join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    let copy = alone.join("smc-run");
+    std::fs::copy(common::checker(), &copy).unwrap();
+    let out = Command::new(&copy)
+        .args(["--json", "-q", "--model", "tso", "-j", "1"])
+        .arg(&bin)
+        .current_dir(&alone)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(json["engine"], "worker", "{stdout}");
+    assert_eq!(json["verdict"], "error", "{stdout}");
+}

@@ -5,14 +5,13 @@
 //! processes of the program under test. Every process it starts is in one process group
 //! that dies with the checker (PR_SET_PDEATHSIG) and is killed by PID when it is dropped.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use crate::channel::{
@@ -25,7 +24,10 @@ use crate::program::Program;
 use crate::results::{Observation, Outcome, Output};
 
 pub mod in_worker;
+mod process;
 mod read;
+use process::{become_subreaper, reap_orphans, wait_exited_unreaped};
+pub use process::{current_cpu, interrupt, interrupted, pin_thread, thread_cpus, TempDir};
 pub use read::ChannelReader;
 
 /// The runtime, built by build.rs and carried inside the checker.
@@ -63,55 +65,11 @@ pub fn engine_image() -> &'static [u8] {
     ENGINE_IMAGE
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Ask every wait of this module to give up (from a SIGINT/SIGTERM handler).
-pub fn interrupt() {
-    INTERRUPTED.store(true, SeqCst);
-}
-
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(SeqCst)
-}
-
 /// Supervisor spins before sleeping while the program runs on another CPU (2000 spins: 785
 /// executions/s on the benchmark subset, 20000: 817, 200: 376).
 const SPINS: u32 = 20000;
 /// Yields to the program before sleeping when both share one CPU.
 const YIELDS: u32 = 10;
-
-/// The CPUs the calling thread may run on, in order.
-pub fn thread_cpus() -> Vec<usize> {
-    // SAFETY: sched_getaffinity fills the set it is given; pid 0 is the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
-/// Run the calling thread on `cpu` only; the programs it starts inherit that. A supervisor and
-/// its program on one CPU hand over in a few microseconds; on two, every hand-off wakes a
-/// sleeping CPU (tens of microseconds on a VM). So one check uses one CPU, and `-j N` N of them.
-pub fn pin_thread(cpu: usize) {
-    // SAFETY: as above; a failure (a CPU taken away meanwhile) leaves the thread unpinned.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
-
-/// The CPU the calling thread runs on now, if it may run there.
-pub fn current_cpu() -> Option<usize> {
-    // SAFETY: plain syscall wrapper.
-    let cpu = unsafe { libc::sched_getcpu() };
-    usize::try_from(cpu).ok()
-}
 
 pub struct Options {
     pub args: Vec<std::ffi::OsString>,
@@ -223,6 +181,7 @@ impl NativeTarget {
     }
 
     pub fn start(path: &Path, plan: Plan, opts: &Options) -> Result<NativeTarget, StartError> {
+        become_subreaper();
         let exe = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let mut flags = 0;
         if opts.fences_visible {
@@ -882,94 +841,16 @@ impl Drop for NativeTarget {
         self.ch.fs_quit().store(1, SeqCst);
         futex_wake(self.ch.fs_cmd());
         let pgid = self.server.id() as i32;
-        // The fork server leaves once its worker has left and it has reaped it; a process
-        // killed with the group below may still be tearing down when we return.
+        // The fork server leaves once its worker has left and it has reaped it.
         wait_exited_unreaped(pgid, Duration::from_secs(1));
         // SAFETY: the fork server leads its own process group (setpgid in pre_exec); every
-        // process in it was started by us.
+        // process in it was started by us. It is not reaped yet, so the group's number is
+        // still ours.
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        wait_exited_unreaped(pgid, Duration::from_secs(1));
+        // A worker the fork server left behind (it died, or was killed, before reaping it) is
+        // our child now: gone before we return, not still tearing down.
+        reap_orphans(pgid, Duration::from_secs(2));
         let _ = self.server.wait();
-    }
-}
-
-/// Wait up to `limit` for child `pid` to end, leaving it a zombie (its PID and process group
-/// reserved). On a pidfd when the kernel has them (the end is seen at once; polling would add
-/// up to a poll period to every check).
-fn wait_exited_unreaped(pid: i32, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    // SAFETY: pidfd_open takes a PID and flags; the descriptor is ours and closed below.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    while !exited_unreaped(pid) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        if fd < 0 {
-            std::thread::sleep(left.min(Duration::from_millis(1)));
-            continue;
-        }
-        // SAFETY: one pollfd, valid for the call.
-        let r = unsafe { libc::poll(&mut p, 1, left.as_millis() as i32) };
-        let interrupted =
-            r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
-        if r == 0 || (r < 0 && !interrupted) {
-            break;
-        }
-    }
-    if fd >= 0 {
-        // SAFETY: the pidfd opened above.
-        unsafe { libc::close(fd) };
-    }
-}
-
-/// Whether child `pid` has ended; it stays a zombie (its PID and process group reserved).
-fn exited_unreaped(pid: i32) -> bool {
-    // SAFETY: waitid writes only into `info`; WNOWAIT leaves the child to be reaped later.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        ) != 0
-            || info.si_pid() != 0
-    }
-}
-
-/// A temporary directory removed when dropped.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new() -> Result<TempDir, String> {
-        let mut template = std::env::temp_dir()
-            .join("smc-run.XXXXXX")
-            .into_os_string()
-            .into_encoded_bytes();
-        template.push(0);
-        // SAFETY: template is a NUL-terminated writable buffer, as mkdtemp requires.
-        let p = unsafe { libc::mkdtemp(template.as_mut_ptr() as *mut libc::c_char) };
-        if p.is_null() {
-            return Err(format!(
-                "cannot create a temporary directory: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        template.pop();
-        // SAFETY: the bytes came from an OsString plus the suffix mkdtemp wrote (ASCII).
-        Ok(TempDir(PathBuf::from(unsafe {
-            OsString::from_encoded_bytes_unchecked(template)
-        })))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
