@@ -11,13 +11,14 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 8
+#define SMC_CHANNEL_VERSION 9
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
 #define SMC_MAX_COMMITS 512 /* queued buffer updates */
 #define SMC_MAX_OBSERVED 64 /* values a program can record with __smc_observe */
 #define SMC_MAX_BLOCKS 256  /* heap blocks recorded per execution (for reports) */
+#define SMC_MAX_SHARED 64   /* shared stack and TLS ranges, each list */
 #define SMC_MAX_SCRIPT 2048 /* scripted steps per execution */
 #define SMC_MAX_LOG 4096    /* slot copies logged while the runtime runs a script */
 #define SMC_SCRIPT_COMMIT 0xffffffffu /* a scripted step that is a buffered store reaching memory */
@@ -96,10 +97,22 @@ struct smc_site {
     uint8_t scale;
     uint8_t addr32;    /* 1 when the address size is 32 bits */
     uint8_t orig;      /* first byte of the instruction, checked before patching */
-    uint8_t pad;
+    uint8_t flags;     /* SMC_SITE_PRIVATE, SMC_SITE_FS */
     uint16_t dead_regs; /* registers the instruction overwrites without reading (bit n = reg n) */
     uint16_t pad2;
     uint32_t pad3;
+};
+
+/* smc_site.flags. A private site's operand is the thread's own stack (rsp-based) or TLS
+ * (fs-based): it is patched only with SMC_FLAG_SHARED_STACKS, and visible only where it touches
+ * a range of smc_header.shared. */
+#define SMC_SITE_PRIVATE 1u
+#define SMC_SITE_FS 2u
+
+/* A range of addresses [lo, hi). */
+struct smc_span {
+    uint64_t lo;
+    uint64_t hi;
 };
 
 /* Per-thread slot; 128 bytes. */
@@ -181,6 +194,11 @@ struct smc_log_entry {
 #define SMC_FLAG_SSE_ONLY 16u      /* the program's code uses no register state beyond the
                                     * general registers, xmm0-15 and MXCSR (x86-64: no x87,
                                     * MMX, AVX, AVX-512): a hook saves only those */
+#define SMC_FLAG_SHARED_STACKS 32u /* some stack or TLS memory is shared (smc_header.shared):
+                                    * private sites are patched too */
+#define SMC_FLAG_ALL_STACKS 64u    /* every access to a thread's own stack or TLS is visible
+                                    * (private sites patched): a round that looks for shared
+                                    * ones where a thread spun without visible operations */
 
 /* smc_header.coroutines */
 #define SMC_COROUTINES_OFF 0    /* one process per execution, real threads */
@@ -264,6 +282,15 @@ struct smc_header {
     uint32_t nblocks;
     uint32_t pad3;
     struct smc_block blocks[SMC_MAX_BLOCKS];
+    /* Stack and TLS memory shared between threads. `shared` (supervisor, before the program
+     * starts): a thread's accesses to its own stack or TLS are visible events where they touch
+     * these ranges. `found` (runtime, kept across executions): the ranges of accesses of one
+     * thread to another's stack or TLS outside `shared`; the supervisor then checks again
+     * with them shared. */
+    uint32_t nshared;
+    uint32_t nfound;
+    struct smc_span shared[SMC_MAX_SHARED];
+    struct smc_span found[SMC_MAX_SHARED];
     struct smc_slot slots[SMC_MAX_THREADS];
     struct smc_commit commits[SMC_MAX_COMMITS];
     /* SMC_FLAG_CAPTURED: bytes the execution wrote to stdout and stderr (one sealed memfd of

@@ -7,6 +7,7 @@
 #include "snapshot.h"
 
 #include "arch.h"
+#include "sys.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,7 +16,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAX_REGIONS 64
@@ -216,7 +216,7 @@ static void open_fds(unsigned char is_open[1024]) {
     }
     char buf[4096];
     long n;
-    while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+    while ((n = sys_getdents64(dir, buf, sizeof buf)) > 0) {
         for (long off = 0; off < n;) {
             struct dirent64 *d = (struct dirent64 *)(buf + off);
             off += d->d_reclen;
@@ -289,7 +289,7 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
     /* argc, argv, the environment and auxv: programs may rewrite them (getopt permutes argv) */
     if (!stack_hi) return "no [stack] mapping";
     if ((why = add((char *)(argv - 1), stack_hi))) return why;
-    snap_brk = (char *)syscall(SYS_brk, 0);
+    snap_brk = sys_brk(NULL);
     if (!heap_lo) heap_lo = snap_brk;
     heap_region = nregions;
     if ((why = add(heap_lo, snap_brk))) return why;
@@ -322,7 +322,7 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
 void smc_snapshot_restore(int close_fds) {
     /* the heap first: its pages must be there before they are copied back */
     if ((char *)sbrk(0) != snap_brk) {
-        syscall(SYS_brk, snap_brk);
+        sys_brk(snap_brk);
         heap_mark = snap_brk;
     }
     for (int i = 0; i < nruns; i++) {
@@ -343,7 +343,7 @@ void smc_snapshot_restore(int close_fds) {
         if (heap_used < hi) memset(heap_used, 0, (size_t)(hi - heap_used));
     }
     heap_mark = heap_used;
-    for (int i = 0; close_fds && i < nfd_gaps; i++) syscall(SYS_close_range, fd_gaps[i].lo, fd_gaps[i].hi, 0);
+    for (int i = 0; close_fds && i < nfd_gaps; i++) sys_close_range(fd_gaps[i].lo, fd_gaps[i].hi, 0);
 }
 
 void smc_snapshot_heap_mark(const char *end) {

@@ -19,6 +19,11 @@ pub enum ErrorKind {
     Exit,
 }
 
+/// What a hang's message says when a thread ran past the time limit without a visible
+/// operation (not a livelock of await loops): it may be spinning on memory the checker did not
+/// see, such as its own stack that another thread writes.
+pub const TIMEOUT_HANG: &str = "ran past the per-execution time limit";
+
 impl ErrorKind {
     pub fn name(&self) -> &'static str {
         match self {
@@ -113,4 +118,8 @@ pub struct Outcome {
     /// Split exploration ran to its end: the leaves of the top and a hash of their prefixes
     /// (the same in every worker and shard of one exploration, if the program is deterministic).
     pub top: Option<(u64, u64)>,
+    /// The exploration stopped because one thread accessed another's stack or TLS memory that
+    /// was not known to be shared: those ranges [lo, hi). It must be explored again with them
+    /// shared (its executions did not see the owner's accesses to them).
+    pub shared_found: Vec<(u64, u64)>,
 }

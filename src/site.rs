@@ -15,6 +15,17 @@ pub mod site_kind {
     pub const UNSUPPORTED: u8 = 8;
 }
 
+/// `Site::flags`.
+pub mod site_flags {
+    /// The operand is the thread's own stack (rsp-based) or thread-local storage (fs-based):
+    /// the runtime patches the site only when some stack or TLS memory is shared between
+    /// threads (`Options::shared`), and the access is visible only where it touches that
+    /// memory.
+    pub const PRIVATE: u8 = 1;
+    /// The operand is fs-based: its address adds the thread pointer.
+    pub const FS: u8 = 2;
+}
+
 /// `Site::base` / `Site::index`: no register.
 pub const REG_NONE: u8 = 0xff;
 /// `Site::base`: the instruction pointer (RIP-relative).
@@ -34,7 +45,8 @@ pub struct Site {
     pub scale: u8,
     pub addr32: u8,
     pub orig: u8,
-    pub pad: u8,
+    /// `site_flags`: how the operand is private to the thread.
+    pub flags: u8,
     pub dead_regs: u16,
     pub pad2: u16,
     pub pad3: u32,

@@ -188,7 +188,7 @@ fn dot_output_renders() {
         .arg(&svg)
         .arg(&dot)
         .output()
-        .expect("graphviz `dot` is needed (apt-get install graphviz)");
+        .expect("graphviz's `dot` is needed (.ci/setup installs it)");
     assert!(
         out.status.success(),
         "{}",

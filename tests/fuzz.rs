@@ -146,7 +146,7 @@ fn elf_loader() {
     fuzz("elf", vec![sample], &|data| {
         if let Ok(p) = Program::parse(Path::new("fuzzed"), data) {
             // what the checker does next with a program it accepted
-            let plan = Plan::new(&p, &X86_64);
+            let plan = Plan::new(&p, &X86_64, true);
             let _ = plan.wire_sites();
             for s in &p.code {
                 let _ = p.function_at(s.addr);
@@ -167,7 +167,7 @@ fn x86_decoder() {
             bytes: code.to_vec(),
             functions: vec![(0x1000, 0x1000 + code.len() as u64)],
         };
-        for (i, site) in X86_64.decode(&section).sites.iter().enumerate() {
+        for (i, site) in X86_64.decode(&section, true).sites.iter().enumerate() {
             let at = 0x7fff_0000_0000 + (i * X86_64.copy_stride()) as u64;
             if let Ok(copy) = X86_64.relocate(site, 0x5555_5555_4000, at) {
                 assert!(copy.len() <= X86_64.copy_stride(), "{site:?}");
@@ -198,9 +198,9 @@ fn slot_field(i: usize, field: usize) -> usize {
 fn channel_reader() {
     let (_scratch, bin) = sample_program("channel");
     let program = Program::parse(&bin, &std::fs::read(&bin).unwrap()).unwrap();
-    let plan = Plan::new(&program, &X86_64);
+    let plan = Plan::new(&program, &X86_64, true);
     fuzz("channel", Vec::new(), &|input| {
-        let mut ch = Channel::create(&plan.wire_sites(), plan.code_size(), 0).unwrap();
+        let mut ch = Channel::create(&plan.wire_sites(), plan.code_size(), 0, &[]).unwrap();
         // two threads: the first stopped at a 4-byte load, the second exited
         ch.nthreads().store(2, SeqCst);
         ch.slot_state(0).store(slot_state::STOPPED, SeqCst);

@@ -595,7 +595,11 @@ fn register_cases_take_both_hooks() {
     for (flags, wide) in [(&["-O1"][..], true), (&["-O1", "-DSSE_ONLY"][..], false)] {
         let bin = compile(&scratch, &src, "gcc", flags);
         let program = Binary::parse(&bin, &std::fs::read(&bin).unwrap()).unwrap();
-        assert_eq!(Plan::new(&program, &X86_64).wide_state, wide, "{flags:?}");
+        assert_eq!(
+            Plan::new(&program, &X86_64, false).wide_state,
+            wide,
+            "{flags:?}"
+        );
         for model in ["sc", "tso"] {
             let bin = bin.to_str().unwrap();
             let r = run_env(

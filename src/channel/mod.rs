@@ -15,13 +15,15 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
 pub const MAX_COMMITS: usize = 512;
 pub const MAX_OBSERVED: usize = 64;
 pub const MAX_BLOCKS: usize = 256;
+/// Shared stack and TLS ranges, each list (`Header::shared`, `Header::found`).
+pub const MAX_SHARED: usize = 64;
 pub const MAX_SCRIPT: usize = 2048;
 pub const MAX_LOG: usize = 4096;
 pub const SCRIPT_COMMIT: u32 = u32::MAX;
@@ -84,6 +86,10 @@ pub const FLAG_BUFFERED: u32 = 2;
 pub const FLAG_DEBUGGABLE: u32 = 4;
 pub const FLAG_CAPTURED: u32 = 8;
 pub const FLAG_SSE_ONLY: u32 = 16;
+/// Some stack or TLS memory is shared (`Header::shared`): private sites are patched too.
+pub const FLAG_SHARED_STACKS: u32 = 32;
+/// Every access to a thread's own stack or TLS is visible (private sites patched too).
+pub const FLAG_ALL_STACKS: u32 = 64;
 
 pub mod err {
     pub const NONE: u32 = 0;
@@ -101,6 +107,14 @@ pub mod init {
     pub const CODE: u32 = 2;
     pub const READY: u32 = 3;
     pub const FAILED: u32 = 4;
+}
+
+/// A range of addresses [lo, hi).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    pub lo: u64,
+    pub hi: u64,
 }
 
 #[repr(C)]
@@ -206,6 +220,10 @@ pub struct Header {
     pub nblocks: u32,
     pub pad3: u32,
     pub blocks: [Block; MAX_BLOCKS],
+    pub nshared: u32,
+    pub nfound: u32,
+    pub shared: [Span; MAX_SHARED],
+    pub found: [Span; MAX_SHARED],
     pub slots: [Slot; MAX_THREADS],
     pub commits: [Commit; MAX_COMMITS],
     pub out_len: u64,
@@ -262,7 +280,14 @@ macro_rules! atomic32 {
 
 impl Channel {
     /// A new channel holding `sites` and room for `code_cap` bytes of relocated copies.
-    pub fn create(sites: &[Site], code_cap: usize, flags: u32) -> std::io::Result<Channel> {
+    /// A new channel for a program with `sites`, whose threads' accesses to `shared` stack or
+    /// TLS memory are visible (at most `MAX_SHARED` ranges).
+    pub fn create(
+        sites: &[Site],
+        code_cap: usize,
+        flags: u32,
+        shared: &[Span],
+    ) -> std::io::Result<Channel> {
         let file = memfd(c"smc-run-channel", libc::MFD_CLOEXEC)?;
         let sites_off = std::mem::size_of::<Header>().next_multiple_of(64);
         let code_off = (sites_off + std::mem::size_of_val(sites)).next_multiple_of(64);
@@ -294,8 +319,32 @@ impl Channel {
             (*h).sites_off = sites_off as u64;
             (*h).code_off = code_off as u64;
             (*h).code_cap = code_cap as u64;
+            let n = shared.len().min(MAX_SHARED);
+            for (i, r) in shared[..n].iter().enumerate() {
+                (*h).shared[i] = *r;
+            }
+            (*h).nshared = n as u32;
+            if n > 0 {
+                (*h).flags |= FLAG_SHARED_STACKS;
+            }
         }
         Ok(ch)
+    }
+
+    /// Ranges of one thread's accesses to another's stack or TLS outside the shared ones, as
+    /// the runtime found them since the program started (validated: a range the runtime did
+    /// not write sensibly is left out).
+    pub fn found_shared(&self) -> Vec<Span> {
+        let h = self.header_ptr();
+        let n = self.nfound().load(SeqCst) as usize;
+        // SAFETY: the header is mapped; the runtime writes an entry before it publishes the
+        // count that includes it.
+        unsafe {
+            (0..n.min(MAX_SHARED))
+                .map(|i| std::ptr::read_volatile(std::ptr::addr_of!((*h).found[i])))
+                .filter(|r| r.lo < r.hi && r.hi - r.lo <= 1 << 20)
+                .collect()
+        }
     }
 
     /// Whether the fixed part of the header still says what the supervisor wrote there.
@@ -333,6 +382,7 @@ impl Channel {
         self.map.as_ptr() as *mut Header
     }
 
+    atomic32!(nfound, nfound);
     atomic32!(init_state, init_state);
     atomic32!(explore_cmd, explore_cmd);
     atomic32!(fs_cmd, fs_cmd);

@@ -204,26 +204,82 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         Some(r) if cli.args.is_empty() => r.args.iter().map(OsString::from).collect(),
         _ => cli.args.clone(),
     };
-    let mut tmp = None;
+    let mut _tmp = None; // the compiled program lives as long as the check
     let path = if given.extension().is_some_and(|e| e == "c") {
         let dir = TempDir::new().map_err(UsageError)?;
         let out = compile_c(&cli.cc, given, &dir.0)?;
-        tmp = Some(dir);
+        _tmp = Some(dir);
         out
     } else {
         given.clone()
     };
-    let Some(x) = explore(
-        cli,
-        &path,
-        tmp,
-        &args,
-        model.as_ref(),
-        replay.as_ref(),
-        &model_name,
-    )?
-    else {
-        return Ok(EXIT_OK); // the user has seen the program in the debugger
+    // Stack and TLS memory shared between threads is found by exploring: each time one
+    // thread is seen touching another's that was not known to be shared, the program is
+    // explored again with it shared, its owner's accesses to it visible too. A thread that
+    // spins past the time limit without a visible operation may be waiting on such memory
+    // that no other thread got to touch yet: one more round with every stack and TLS access
+    // visible looks for it (and stands as the check's answer if it finds none).
+    let started = Instant::now(); // of the check, all its rounds
+    let mut shared = replay.as_ref().map_or(Vec::new(), |r| r.shared.clone());
+    let mut all_stacks = false;
+    let mut hung: Option<Explored> = None;
+    let x = loop {
+        let Some(x) = explore(
+            cli,
+            &path,
+            &args,
+            model.as_ref(),
+            replay.as_ref(),
+            &model_name,
+            Round {
+                shared: &shared,
+                all_stacks,
+                started,
+            },
+        )?
+        else {
+            return Ok(EXIT_OK); // the user has seen the program in the debugger
+        };
+        if replay.is_some() {
+            break x;
+        }
+        if all_stacks && x.outcome.shared_found.is_empty() {
+            // nothing shared found: the spin stands as it was seen
+            break hung.take().expect("a round that hung came first");
+        }
+        let found = &x.outcome.shared_found;
+        let error_stands = x.outcome.error.is_some() && !cli.keep_going;
+        let more = supervisor::merge_shared(shared.iter().chain(found).copied());
+        if !found.is_empty() && !error_stands && more != shared {
+            shared = more;
+            all_stacks = false;
+            if !cli.quiet && !cli.json {
+                println!(
+                    "smc-run: note: a thread accessed another thread's stack or thread-local \
+                     memory ({}): checking again with its owner's accesses to it visible",
+                    describe_ranges(found)
+                );
+            }
+            continue;
+        }
+        let timed_out = x
+            .outcome
+            .errors
+            .iter()
+            .any(|(cx, _)| cx.message.contains(results::TIMEOUT_HANG));
+        if timed_out && hung.is_none() && !all_stacks {
+            hung = Some(x);
+            all_stacks = true;
+            if !cli.quiet && !cli.json {
+                println!(
+                    "smc-run: note: a thread ran past the time limit without a visible \
+                     operation: checking again with every stack and thread-local access \
+                     visible, in case it waits on memory another thread shares with it"
+                );
+            }
+            continue;
+        }
+        break x;
     };
     let sym = Symbolizer {
         program: &x.program,
@@ -239,6 +295,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
             let run = SavedRun {
                 program: given,
                 binary: &x.program.identity,
+                shared: &shared,
                 args: &args,
                 model: &model_name,
                 buffer_bound,
@@ -292,16 +349,53 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     Ok(exit_status(report::verdict(&x.outcome)))
 }
 
+/// One exploration of a check: which stack and TLS memory it treats as shared, whether it sees
+/// every stack access, and when the check started.
+struct Round<'a> {
+    shared: &'a [(u64, u64)],
+    all_stacks: bool,
+    started: Instant,
+}
+
+/// Executions of the round that looks at every stack and TLS access (after a thread spun
+/// without visible operations) for memory one thread shares with another.
+const LOOK_EVERYWHERE_EXECUTIONS: u64 = 64;
+
+/// Ranges of stack memory for a note: absolute, or in the thread stacks' area.
+fn describe_ranges(ranges: &[(u64, u64)]) -> String {
+    let in_area = 1u64 << 63;
+    ranges
+        .iter()
+        .map(|&(lo, hi)| match lo & in_area {
+            0 => format!("{} bytes at {lo:#x}", hi - lo),
+            _ => format!(
+                "{} bytes at +{:#x} in the threads' stacks",
+                hi - lo,
+                lo & !in_area
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Start the program and explore it (or replay the schedule); `None` after a `--gdb` session.
+/// Start the program and explore it (or replay the schedule), its threads' accesses to
+/// `shared` stack and TLS memory visible; `None` after a `--gdb` session.
 fn explore(
     cli: &Cli,
     path: &Path,
-    tmp: Option<TempDir>,
     args: &[OsString],
     model: &dyn model::Model,
     replay: Option<&Schedule>,
     model_name: &str,
+    round: Round,
 ) -> Result<Option<Explored>, UsageError> {
+    let Round {
+        shared,
+        all_stacks,
+        started,
+    } = round;
+    let first_round = !all_stacks && shared.len() == replay.map_or(0, |r| r.shared.len());
     let exec_timeout = cli.bounds.check()?;
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
     // One check runs on one CPU (the supervisor and its program hand over faster there);
@@ -325,6 +419,8 @@ fn explore(
         program_output: replay.is_some(),
         debuggable: cli.gdb,
         engine,
+        shared: shared.to_vec(),
+        all_stacks,
     };
     let here = supervisor::current_cpu()
         .and_then(|c| cpus.iter().position(|&x| x == c))
@@ -335,7 +431,7 @@ fn explore(
         }
     };
     pin(0);
-    let started = Instant::now();
+    let launched = Instant::now();
     let (mut program, mut target) = supervisor::launch(path, &opts)?;
     if given.extension().is_some_and(|e| e == "c") {
         // Compiled into a new temporary directory each time, whose path the binary holds:
@@ -356,12 +452,9 @@ fn explore(
             )));
         }
     }
-    let startup_s = started.elapsed().as_secs_f64();
+    let startup_s = launched.elapsed().as_secs_f64();
     let nsites = target.sites();
-    if !cli.gdb && workers == 1 {
-        drop(tmp); // the running fork server holds everything it needs (gdb needs the file)
-    }
-    if !cli.quiet && !cli.json {
+    if !cli.quiet && !cli.json && first_round {
         let what = if replay.is_some() {
             "replaying"
         } else {
@@ -381,8 +474,9 @@ fn explore(
     }
     let cfg = engine::Config {
         max_steps: cli.bounds.max_steps,
-        keep_going: cli.keep_going,
+        keep_going: cli.keep_going && !all_stacks,
         allow_exit_status: cli.allow_exit_status,
+        max_executions: all_stacks.then_some(LOOK_EVERYWHERE_EXECUTIONS),
     };
     let result = match replay {
         Some(r) => engine::replay(&mut target, model, &cfg, &r.steps, cli.gdb),
@@ -477,6 +571,7 @@ fn print_errors(
 struct SavedRun<'a> {
     program: &'a Path,
     binary: &'a str,
+    shared: &'a [(u64, u64)],
     args: &'a [String],
     model: &'a str,
     buffer_bound: Option<usize>,
@@ -503,6 +598,7 @@ fn save_schedules(
             cx,
             &run.program.display().to_string(),
             run.binary,
+            run.shared,
             run.args,
             run.model,
             run.buffer_bound,

@@ -27,8 +27,12 @@ pub struct DecodedSection {
 
 /// What the checker needs to know about one instruction set.
 pub trait Decoder: Sync {
-    /// Find and classify the sites of one code section.
-    fn decode(&self, section: &CodeSection) -> DecodedSection;
+    /// Find and classify the sites of one code section; with `private`, also those whose
+    /// operand is the thread's own stack or TLS (`site_flags::PRIVATE`), which a program needs
+    /// only once some of that memory is shared between threads. Without them the plan is
+    /// exactly what it was before they existed (the patches of short sites may then span the
+    /// private accesses after them).
+    fn decode(&self, section: &CodeSection, private: bool) -> DecodedSection;
     /// Bytes that run the site's instruction at address `at` and then jump back after the
     /// original, for the program loaded with `bias` added to its file addresses. At most
     /// [`Decoder::copy_stride`] bytes.

@@ -502,7 +502,17 @@ fn explore_from(
                 stop = !cfg.keep_going;
             }
         }
+        if !once {
+            let found = exec.found_shared();
+            if !found.is_empty() {
+                o.shared_found = found;
+                stop = true;
+            }
+        }
         let runs = o.stats.executions + o.stats.blocked + o.stats.bounded;
+        if cfg.max_executions.is_some_and(|m| runs >= m) {
+            stop = true;
+        }
         if !stop
             && x.split
                 .as_ref()

@@ -157,6 +157,13 @@ pub trait Executor {
     fn observed(&self) -> Observation {
         Vec::new()
     }
+    /// Stack or TLS memory of one thread that another accessed, not yet among the memory the
+    /// program was started to treat as shared: ranges [lo, hi), found since the start. The
+    /// exploration stops when there are some (its executions did not see the owner's accesses
+    /// to that memory); the caller explores again with them shared.
+    fn found_shared(&self) -> Vec<(u64, u64)> {
+        Vec::new()
+    }
     /// Explore the whole tree (with `split`, this worker's part of it) inside the program's
     /// process, where an engine of its own runs next to the program
     /// (`crate::supervisor::in_worker`), and report each error as [`explore`] would. `None` when
@@ -181,6 +188,9 @@ pub struct Config {
     pub keep_going: bool,
     /// A process that exits with a non-zero status is not an error.
     pub allow_exit_status: bool,
+    /// Stop after this many executions (complete, blocked or cut), if any: a look at the
+    /// first executions only.
+    pub max_executions: Option<u64>,
 }
 
 impl Default for Config {
@@ -189,6 +199,7 @@ impl Default for Config {
             max_steps: DEFAULT_MAX_STEPS,
             keep_going: false,
             allow_exit_status: false,
+            max_executions: None,
         }
     }
 }

@@ -200,6 +200,7 @@ impl Outcome {
             *self.observations.entry(seen).or_insert(0) += n;
         }
         self.top = self.top.or(other.top);
+        self.shared_found.extend(other.shared_found);
     }
 }
 

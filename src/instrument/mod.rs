@@ -20,11 +20,12 @@ impl Plan {
         self.decoder.disassemble(site)
     }
 
-    pub fn new(program: &Program, decoder: &'static dyn Decoder) -> Plan {
+    /// The plan for `program`; with `private`, its private sites too (`Decoder::decode`).
+    pub fn new(program: &Program, decoder: &'static dyn Decoder, private: bool) -> Plan {
         let mut sites = Vec::new();
         let mut wide_state = false;
         for section in &program.code {
-            let d = decoder.decode(section);
+            let d = decoder.decode(section, private);
             sites.extend(d.sites);
             wide_state |= d.wide_state;
         }

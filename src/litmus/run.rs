@@ -87,6 +87,8 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
     let model = crate::model::named(model_name, opts.buffer_bound)?;
     let started = Instant::now();
     let topts = supervisor::Options {
+        shared: Vec::new(),
+        all_stacks: false,
         engine: None,
         args: Vec::new(),
         exec_timeout: opts.exec_timeout,
@@ -100,6 +102,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         max_steps: opts.max_steps,
         keep_going: false,
         allow_exit_status: false,
+        max_executions: None,
     };
     let mut progress = |_: &crate::results::Stats| !supervisor::interrupted();
     let outcome = match engine::explore(&mut native, model.as_ref(), &cfg, &mut progress) {
@@ -114,6 +117,10 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
     }
     if let Some(cx) = &outcome.error {
         return Err(format!("{}: {}", cx.kind.name(), cx.message));
+    }
+    if !outcome.shared_found.is_empty() {
+        // the generated programs share globals only; a stack access would need a second round
+        return Err("a thread accessed another thread's stack".into());
     }
     if outcome.stats.bounded > 0 {
         return Err(format!(

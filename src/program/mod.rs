@@ -312,8 +312,11 @@ fn identity(elf: &Elf, data: &[u8]) -> String {
     let build_id = elf
         .iter_note_sections(data, Some(".note.gnu.build-id"))
         .and_then(|notes| {
+            // the first malformed note ends the walk (goblin's iterator may yield the same
+            // error forever); a real build-id note comes first in its section
             notes
-                .flatten()
+                .map_while(Result::ok)
+                .take(16)
                 .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && !n.desc.is_empty())
                 .map(|n| {
                     n.desc

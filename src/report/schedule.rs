@@ -25,6 +25,9 @@ pub struct Schedule {
     pub program: String,
     /// The build of the program the schedule was saved for (`Program::identity`).
     pub binary: Option<String>,
+    /// Stack and TLS memory the exploration treated as shared ([lo, hi) ranges): the replay
+    /// must see the same accesses.
+    pub shared: Vec<(u64, u64)>,
     pub args: Vec<String>,
     pub model: String,
     pub buffer_bound: Option<usize>,
@@ -38,6 +41,7 @@ impl Schedule {
         cx: &Counterexample,
         program: &str,
         binary: &str,
+        shared: &[(u64, u64)],
         args: &[String],
         model: &str,
         buffer_bound: Option<usize>,
@@ -45,6 +49,7 @@ impl Schedule {
         Schedule {
             program: program.to_string(),
             binary: Some(binary.to_string()),
+            shared: shared.to_vec(),
             args: args.to_vec(),
             model: model.to_string(),
             buffer_bound,
@@ -59,6 +64,7 @@ impl Schedule {
             "smc_schedule": SCHEDULE_SCHEMA,
             "program": self.program,
             "binary": self.binary,
+            "shared": self.shared.iter().map(|&(lo, hi)| json!([lo, hi])).collect::<Vec<_>>(),
             "args": self.args,
             "model": self.model,
             "buffer_bound": self.buffer_bound,
@@ -117,6 +123,16 @@ impl Schedule {
                 Value::Null => None,
                 b => Some(text_of(b, "binary")?),
             },
+            shared: match &v["shared"] {
+                Value::Null => Vec::new(),
+                r => r
+                    .as_array()
+                    .ok_or("malformed schedule: `shared`")?
+                    .iter()
+                    .map(|p| Some((p[0].as_u64()?, p[1].as_u64()?)).filter(|(lo, hi)| lo < hi))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or("malformed schedule: `shared`")?,
+            },
             args,
             model: text_of(&v["model"], "model")?,
             buffer_bound,
@@ -136,6 +152,7 @@ mod tests {
         let s = Schedule {
             program: "./a.out".into(),
             binary: Some("build-id:00ff".into()),
+            shared: vec![(0x7000_0000, 0x7000_0008)],
             args: vec!["-n".into(), "3".into()],
             model: "pso".into(),
             buffer_bound: Some(2),

@@ -404,6 +404,14 @@ impl Executor for WorkerExecutor<'_> {
     fn observed(&self) -> Observation {
         self.ch.observed()
     }
+
+    fn found_shared(&self) -> Vec<(u64, u64)> {
+        self.ch
+            .found_shared()
+            .iter()
+            .map(|r| (r.lo, r.hi))
+            .collect()
+    }
 }
 
 /// The worker's side, called by the engine library: read the request, explore, write the
@@ -437,6 +445,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         max_steps: req["max_steps"].as_u64().ok_or("no step bound")? as usize,
         keep_going: req["keep_going"].as_bool().unwrap_or(false),
         allow_exit_status: req["allow_exit_status"].as_bool().unwrap_or(false),
+        max_executions: req["max_executions"].as_u64(),
     };
     // SAFETY: the runtime's mapping of the channel, for the life of the process.
     let ch = unsafe { Channel::borrowed(ops.channel, ops.channel_size as usize) };
@@ -521,6 +530,8 @@ pub(super) fn explore(
     let Some((mut out, errors)) = decode(&v) else {
         return Ok(None);
     };
+    // the runtime notes them in the channel, which we map too
+    out.shared_found = target.found_shared();
     for (schedule, count, found) in errors {
         let r = engine::replay(target, model, cfg, &schedule, false)?;
         // A program whose error does not come back on replay: explore here, as without the
@@ -620,6 +631,7 @@ impl NativeTarget {
             "max_steps": cfg.max_steps,
             "keep_going": cfg.keep_going,
             "allow_exit_status": cfg.allow_exit_status,
+            "max_executions": cfg.max_executions,
             "split": split.map(|s| json!({ "after": s.after, "leaves": s.leaves })),
         }));
         if !put {

@@ -85,6 +85,12 @@ pub struct Options {
     /// The engine library the runtime loads into the worker, so that the worker can run a
     /// whole exploration itself ([`in_worker`]).
     pub engine: Option<PathBuf>,
+    /// Stack and TLS memory shared between threads ([lo, hi) ranges found by an earlier
+    /// exploration): its owner's accesses to it are visible events too.
+    pub shared: Vec<(u64, u64)>,
+    /// Every access of a thread to its own stack or TLS is a visible event (to find shared
+    /// ones where a thread spun on memory the checker did not see).
+    pub all_stacks: bool,
 }
 
 pub struct NativeTarget {
@@ -161,11 +167,38 @@ fn runtime_memfd() -> std::io::Result<File> {
     Ok(f)
 }
 
+/// `ranges` as few sorted, disjoint ranges as cover them all, at most `channel::MAX_SHARED`:
+/// overlapping and adjacent ones are joined, then the closest ones while there are too many
+/// (a range covering more makes more accesses visible, never fewer).
+pub fn merge_shared(ranges: impl IntoIterator<Item = (u64, u64)>) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = ranges.into_iter().filter(|(lo, hi)| lo < hi).collect();
+    v.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (lo, hi) in v {
+        match out.last_mut() {
+            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+            _ => out.push((lo, hi)),
+        }
+    }
+    while out.len() > channel::MAX_SHARED {
+        let i = (0..out.len() - 1)
+            .min_by_key(|&i| out[i + 1].0 - out[i].1)
+            .expect("more than one range");
+        out[i].1 = out[i + 1].1;
+        out.remove(i + 1);
+    }
+    out
+}
+
 /// Load the program, plan its instrumentation, and start it under the runtime.
 pub fn launch(path: &Path, opts: &Options) -> Result<(Program, NativeTarget), StartError> {
     let program = Program::load(path).map_err(|e| e.0)?;
     let decoder = crate::targets::decoder(program.arch).ok_or("unsupported architecture")?;
-    let plan = Plan::new(&program, decoder);
+    let plan = Plan::new(
+        &program,
+        decoder,
+        !opts.shared.is_empty() || opts.all_stacks,
+    );
     let target = NativeTarget::start(path, plan, opts)?;
     Ok((program, target))
 }
@@ -196,10 +229,18 @@ impl NativeTarget {
         if !opts.program_output {
             flags |= channel::FLAG_CAPTURED;
         }
+        if opts.all_stacks {
+            flags |= channel::FLAG_ALL_STACKS;
+        }
         if !plan.wide_state {
             flags |= channel::FLAG_SSE_ONLY;
         }
-        let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags)
+        let shared: Vec<channel::Span> = opts
+            .shared
+            .iter()
+            .map(|&(lo, hi)| channel::Span { lo, hi })
+            .collect();
+        let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags, &shared)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
         let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
         let area = opts
@@ -713,6 +754,14 @@ impl Executor for NativeTarget {
 
     fn observed(&self) -> Observation {
         self.ch.observed()
+    }
+
+    fn found_shared(&self) -> Vec<(u64, u64)> {
+        self.ch
+            .found_shared()
+            .iter()
+            .map(|r| (r.lo, r.hi))
+            .collect()
     }
 
     fn output(&self) -> Option<Output> {

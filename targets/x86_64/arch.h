@@ -1,5 +1,10 @@
 /* x86-64 facts the runtime needs: the trap instruction and register access in a ucontext.
- * Register numbers are the hardware encoding order used by src/decode (0 = rax ... 15 = r15). */
+ * Register numbers are the hardware encoding order used by src/decode (0 = rax ... 15 = r15).
+ *
+ * Any file of the runtime may include this one: declarations and static inline functions only.
+ * hook.h, coro.h and fdwatch.h define code and state (top-level asm, variables), so each is
+ * included by one file (trap.c, threads.c, process.c); what another file needs of them is
+ * here. */
 #ifndef SMC_ARCH_H
 #define SMC_ARCH_H
 #include <cpuid.h>
@@ -23,6 +28,13 @@ static inline uint64_t smc_reg(const greg_t *g, int n) { return (uint64_t)g[smc_
 static inline uint64_t smc_pc(const greg_t *g) { return (uint64_t)g[REG_RIP]; }
 static inline void smc_set_pc(greg_t *g, uint64_t pc) { g[REG_RIP] = (greg_t)pc; }
 static inline uint64_t smc_sp(const greg_t *g) { return smc_reg(g, 4); }
+/* The calling thread's fs base (the thread pointer: glibc's TCB starts with a pointer to
+ * itself), which an fs-based operand adds to its address. */
+static inline uint64_t smc_fs_base(void) {
+    uint64_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    return tp;
+}
 /* The accumulator: the expected value of cmpxchg (rax) and its high half for cmpxchg16b (rdx). */
 static inline uint64_t smc_acc(const greg_t *g) { return smc_reg(g, 0); }
 static inline uint64_t smc_acc_hi(const greg_t *g) { return smc_reg(g, 2); }
@@ -58,6 +70,47 @@ static inline int smc_wide_zero_usable(void) {
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     if ((lo & 6) != 6) return 0; /* SSE and AVX state */
     return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+}
+
+/* The state of the jump hooks, defined by the hook entry (hook.h, see there) and read by the
+ * coroutine switch (coro.h, co_switch). */
+extern __attribute__((visibility("hidden"))) uint64_t smc_xsave_mask;
+extern __attribute__((visibility("hidden"))) uint8_t smc_hook_sse_only;
+
+/* Put the AVX and AVX-512 registers in their initial state, as far as smc_xsave_mask says
+ * the OS enabled them: vzeroupper, and zeroed zmm16-31 and k0-7 (which this processor
+ * counts as initial: the hook's XINUSE test then takes its fast path). Clobbers eax. */
+#define SMC_VECTOR_INIT                                                                           \
+    "  mov smc_xsave_mask(%rip),%eax\n"                                                          \
+    "  test $4,%eax\n"                                                                           \
+    "  jz 20f\n"                                                                                 \
+    "  vzeroupper\n"                                                                             \
+    "  test $0xe0,%eax\n"                                                                        \
+    "  jz 20f\n"                                                                                 \
+    "  vpxord %zmm16,%zmm16,%zmm16\n vpxord %zmm17,%zmm17,%zmm17\n"                               \
+    "  vpxord %zmm18,%zmm18,%zmm18\n vpxord %zmm19,%zmm19,%zmm19\n"                               \
+    "  vpxord %zmm20,%zmm20,%zmm20\n vpxord %zmm21,%zmm21,%zmm21\n"                               \
+    "  vpxord %zmm22,%zmm22,%zmm22\n vpxord %zmm23,%zmm23,%zmm23\n"                               \
+    "  vpxord %zmm24,%zmm24,%zmm24\n vpxord %zmm25,%zmm25,%zmm25\n"                               \
+    "  vpxord %zmm26,%zmm26,%zmm26\n vpxord %zmm27,%zmm27,%zmm27\n"                               \
+    "  vpxord %zmm28,%zmm28,%zmm28\n vpxord %zmm29,%zmm29,%zmm29\n"                               \
+    "  vpxord %zmm30,%zmm30,%zmm30\n vpxord %zmm31,%zmm31,%zmm31\n"                               \
+    "  kxorw %k0,%k0,%k0\n kxorw %k1,%k1,%k1\n kxorw %k2,%k2,%k2\n kxorw %k3,%k3,%k3\n"           \
+    "  kxorw %k4,%k4,%k4\n kxorw %k5,%k5,%k5\n kxorw %k6,%k6,%k6\n kxorw %k7,%k7,%k7\n"           \
+    "20:\n"
+
+/* Zero the 256 bytes below the stack pointer: what the calls of a function that is not a leaf
+ * left there (nothing live lies there). A stop's own calls write 64 bytes below smc_stop's
+ * frame, whichever way it waits (measured); 16-byte stores, as a `rep stos` costs more to
+ * start than this takes. */
+static inline __attribute__((always_inline)) void smc_clear_below_sp(void) {
+    __asm__ volatile("pxor %%xmm0,%%xmm0\n"
+                     ".irp off,16,32,48,64,80,96,112,128,144,160,176,192,208,224,240,256\n"
+                     "movups %%xmm0,-\\off(%%rsp)\n"
+                     ".endr\n"
+                     :
+                     :
+                     : "xmm0", "memory");
 }
 
 #endif

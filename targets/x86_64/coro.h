@@ -5,7 +5,10 @@
  * other coroutine's, together with its thread pointer (fs base, by wrfsbase: a system call per
  * switch would cost more than the rest of an execution). Each coroutine but the first gets a
  * copy of the main thread's static TLS block and thread control block, so that __thread
- * variables, errno and pthread_self() are its own. */
+ * variables, errno and pthread_self() are its own.
+ *
+ * Defines the switch and the TLS layout's state: included by one file of the runtime
+ * (threads.c). */
 #ifndef SMC_CORO_H
 #define SMC_CORO_H
 #include <dlfcn.h>
@@ -15,7 +18,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "hook.h" /* smc_xsave_mask, SMC_VECTOR_INIT */
+#include "arch.h" /* SMC_VECTOR_INIT */
 
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE (1 << 1)
@@ -67,20 +70,6 @@ __asm__(".text\n"
         ".size smc_coro_start, .-smc_coro_start\n");
 void smc_coro_switch(uint64_t *save_sp, uint64_t load_sp, uint64_t load_fs, int program);
 void smc_coro_start(void);
-
-/* Zero the 256 bytes below the stack pointer: what the calls of a function that is not a leaf
- * left there (nothing live lies there). A stop's own calls write 64 bytes below smc_stop's
- * frame, whichever way it waits (measured); 16-byte stores, as a `rep stos` costs more to
- * start than this takes. */
-static inline __attribute__((always_inline)) void smc_clear_below_sp(void) {
-    __asm__ volatile("pxor %%xmm0,%%xmm0\n"
-                     ".irp off,16,32,48,64,80,96,112,128,144,160,176,192,208,224,240,256\n"
-                     "movups %%xmm0,-\\off(%%rsp)\n"
-                     ".endr\n"
-                     :
-                     :
-                     : "xmm0", "memory");
-}
 
 /* The stack pointer a new coroutine starts with: a frame smc_coro_switch pops into
  * smc_coro_start, which calls `entry` (it must not return) with the stack 16-byte aligned. */

@@ -13,7 +13,9 @@
  * It can watch the output too: the calls that write through, read through or move the
  * offset of descriptors 1 and 2 (the capture file's, which the worker asks with lseek after
  * every execution otherwise) then raise SIGSYS as well; for other descriptors they go
- * through, after a look at the descriptor. */
+ * through, after a look at the descriptor.
+ *
+ * Defines the gates and the filter's code: included by one file of the runtime (process.c). */
 #ifndef SMC_FDWATCH_H
 #define SMC_FDWATCH_H
 #include <errno.h>
@@ -31,6 +33,8 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
+
+#include "sys.h"
 
 #ifndef SYS_SECCOMP
 #define SYS_SECCOMP 1
@@ -241,7 +245,7 @@ static int smc_fdwatch_install(int output) {
     if (!smc_bpf_resolve(&b)) return 0;
     struct sock_fprog prog = {(unsigned short)b.n, b.f};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return 0;
-    return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
+    return sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
 }
 
 /* Whether a SIGSYS is this filter's (a program's own filter raises others). */

@@ -11,6 +11,8 @@
  *   call *entry(%rip)        the common entry, through a pointer at the start of the stubs
  *   lea 136(%rsp),%rsp       drop the index and the red-zone gap (lea keeps the flags)
  *   jmp copy
+ *
+ * Defines the common entry and the hooks' state: included by one file of the runtime (trap.c).
  */
 #ifndef SMC_HOOK_H
 #define SMC_HOOK_H
@@ -18,6 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
+
+#include "arch.h" /* SMC_VECTOR_INIT, the declarations of the state below */
 
 #define SMC_HOOK_LEN 5       /* bytes a site must have to take a jump */
 #define SMC_HOOK_STUB_LEN 32 /* bytes per stub */
@@ -38,28 +42,6 @@ __attribute__((visibility("hidden"))) uint8_t smc_xinuse_ok;
  * SMC_HOOK_SCRAMBLE): it then puts the rest in its initial state on the way out, as a hook
  * whose own code used it might leave it, to show that such a program does not mind. */
 __attribute__((visibility("hidden"))) uint8_t smc_hook_sse_only;
-
-/* Put the AVX and AVX-512 registers in their initial state, as far as smc_xsave_mask says
- * the OS enabled them: vzeroupper, and zeroed zmm16-31 and k0-7 (which this processor
- * counts as initial: the hook's XINUSE test then takes its fast path). Clobbers eax. */
-#define SMC_VECTOR_INIT                                                                           \
-    "  mov smc_xsave_mask(%rip),%eax\n"                                                          \
-    "  test $4,%eax\n"                                                                           \
-    "  jz 20f\n"                                                                                 \
-    "  vzeroupper\n"                                                                             \
-    "  test $0xe0,%eax\n"                                                                        \
-    "  jz 20f\n"                                                                                 \
-    "  vpxord %zmm16,%zmm16,%zmm16\n vpxord %zmm17,%zmm17,%zmm17\n"                               \
-    "  vpxord %zmm18,%zmm18,%zmm18\n vpxord %zmm19,%zmm19,%zmm19\n"                               \
-    "  vpxord %zmm20,%zmm20,%zmm20\n vpxord %zmm21,%zmm21,%zmm21\n"                               \
-    "  vpxord %zmm22,%zmm22,%zmm22\n vpxord %zmm23,%zmm23,%zmm23\n"                               \
-    "  vpxord %zmm24,%zmm24,%zmm24\n vpxord %zmm25,%zmm25,%zmm25\n"                               \
-    "  vpxord %zmm26,%zmm26,%zmm26\n vpxord %zmm27,%zmm27,%zmm27\n"                               \
-    "  vpxord %zmm28,%zmm28,%zmm28\n vpxord %zmm29,%zmm29,%zmm29\n"                               \
-    "  vpxord %zmm30,%zmm30,%zmm30\n vpxord %zmm31,%zmm31,%zmm31\n"                               \
-    "  kxorw %k0,%k0,%k0\n kxorw %k1,%k1,%k1\n kxorw %k2,%k2,%k2\n kxorw %k3,%k3,%k3\n"           \
-    "  kxorw %k4,%k4,%k4\n kxorw %k5,%k5,%k5\n kxorw %k6,%k6,%k6\n kxorw %k7,%k7,%k7\n"           \
-    "20:\n"
 
 /* Common entry. On entry: [rsp] return into the stub, [rsp+8] the index, the interrupted rsp is
  * rsp + 16 + 128. Builds gregs (pushed from REG_EFL down to REG_R8), saves the extended state

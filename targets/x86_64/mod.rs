@@ -12,7 +12,7 @@ use iced_x86::{
 
 use crate::decode::{DecodedSection, DecodedSite, Decoder};
 use crate::program::CodeSection;
-use crate::site::{site_kind, Site, REG_NONE, REG_RIP};
+use crate::site::{site_flags, site_kind, Site, REG_NONE, REG_RIP};
 
 pub struct X86_64;
 
@@ -171,7 +171,26 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
             site.size = 1;
             return Some(site);
         }
-        [] => return None,
+        [] => {
+            // An explicit operand on the thread's own stack or TLS: a private site, patched
+            // only once some of that memory is shared (push, pop, call and ret, whose stack
+            // operand is implicit, never are).
+            let explicit = (0..i.op_count()).any(|o| i.op_kind(o) == OpKind::Memory);
+            let private: Vec<&UsedMemory> = used
+                .iter()
+                .filter(|m| m.access() != OpAccess::NoMemAccess && m.segment() != Register::GS)
+                .collect();
+            match private.as_slice() {
+                [m] if explicit => {
+                    site.flags = site_flags::PRIVATE;
+                    if m.segment() == Register::FS {
+                        site.flags |= site_flags::FS;
+                    }
+                    *m
+                }
+                _ => return None,
+            }
+        }
         [m] => *m,
         [m, ..] => {
             // two shared operands (movs, push [mem] with a non-rsp stack): cannot be one event
@@ -197,7 +216,11 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
     if site.kind == site_kind::UNSUPPORTED {
         return Some(site);
     }
-    site.kind = if vector_index || site.size == 0 || site.size > 64 || i.is_string_instruction() {
+    let unsupported = vector_index || site.size == 0 || site.size > 64 || i.is_string_instruction();
+    if unsupported && site.flags & site_flags::PRIVATE != 0 {
+        return None; // its thread's own memory, as before private sites existed
+    }
+    site.kind = if unsupported {
         site_kind::UNSUPPORTED
     } else {
         match m.access() {
@@ -255,7 +278,7 @@ pub fn touches_wide_state(i: &Instruction) -> bool {
 }
 
 impl Decoder for X86_64 {
-    fn decode(&self, section: &CodeSection) -> DecodedSection {
+    fn decode(&self, section: &CodeSection, private: bool) -> DecodedSection {
         let mut decoder =
             IcedDecoder::with_ip(64, &section.bytes, section.addr, DecoderOptions::NONE);
         let mut info = InstructionInfoFactory::new();
@@ -269,7 +292,9 @@ impl Decoder for X86_64 {
             wide_state = wide_state || instr.is_invalid() || touches_wide_state(&instr);
             if !instr.is_invalid() {
                 if let Some(site) = classify(&instr, &mut info) {
-                    sites.push((all.len(), site));
+                    if private || site.flags & site_flags::PRIVATE == 0 {
+                        sites.push((all.len(), site));
+                    }
                 }
             }
             all.push(instr);
@@ -411,14 +436,14 @@ mod tests {
             bytes: code.to_vec(),
             functions: vec![],
         };
-        assert!(!X86_64.decode(&section(&SHORT_LOAD)).wide_state);
+        assert!(!X86_64.decode(&section(&SHORT_LOAD), false).wide_state);
         let mut with_avx = SHORT_LOAD.to_vec();
         with_avx.extend([0xc5, 0xf8, 0x77]);
-        assert!(X86_64.decode(&section(&with_avx)).wide_state);
+        assert!(X86_64.decode(&section(&with_avx), false).wide_state);
         // bytes that do not decode may hide anything
         let mut with_junk = SHORT_LOAD.to_vec();
         with_junk.extend([0x06]);
-        assert!(X86_64.decode(&section(&with_junk)).wide_state);
+        assert!(X86_64.decode(&section(&with_junk), false).wide_state);
     }
 
     fn kind(bytes: &[u8]) -> Option<u8> {
@@ -468,10 +493,31 @@ mod tests {
     }
 
     #[test]
-    fn thread_local_operands_are_not_sites() {
-        assert_eq!(kind(&[0x89, 0x44, 0x24, 0x08]), None); // mov [rsp+8], eax
-        assert_eq!(kind(&[0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0]), None); // mov rax, fs:[0x28]
+    fn thread_local_operands_are_private_sites() {
+        let flags = |b: &[u8]| check(b).map(|s| (s.kind, s.flags, s.base, s.disp, s.size));
+        use site_flags::{FS, PRIVATE};
+        // mov [rsp+8], eax
+        assert_eq!(
+            flags(&[0x89, 0x44, 0x24, 0x08]),
+            Some((site_kind::STORE, PRIVATE, 4, 8, 4))
+        );
+        // mov rax, fs:[0x28] (the stack protector's canary)
+        assert_eq!(
+            flags(&[0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0]),
+            Some((site_kind::LOAD, PRIVATE | FS, REG_NONE, 0x28, 8))
+        );
+        // add dword [rsp+4], 1
+        assert_eq!(
+            flags(&[0x83, 0x44, 0x24, 0x04, 0x01]),
+            Some((site_kind::RMW, PRIVATE, 4, 4, 4))
+        );
+        // a global's operand stays shared: mov eax, [rip]
+        assert_eq!(check(&[0x8b, 0x05, 0, 0, 0, 0]).unwrap().flags, 0);
+        // implicit stack operands are not sites
         assert_eq!(kind(&[0x50]), None); // push rax
+        assert_eq!(kind(&[0x58]), None); // pop rax
+        assert_eq!(kind(&[0xff, 0x74, 0x24, 0x08]), None); // push qword [rsp+8]: two stack operands
+        assert_eq!(kind(&[0xe8, 0, 0, 0, 0]), None); // call
         assert_eq!(kind(&[0xc3]), None); // ret
         assert_eq!(kind(&[0x48, 0x8d, 0x05, 0, 0, 0, 0]), None); // lea rax, [rip]
         assert_eq!(kind(&[0x0f, 0x1f, 0x44, 0, 0]), None); // nop dword [rax+rax]
@@ -577,16 +623,19 @@ mod tests {
     fn sites_of(code: &[u8], in_function: bool) -> Vec<DecodedSite> {
         let end = 0x1000 + code.len() as u64;
         X86_64
-            .decode(&CodeSection {
-                name: ".text".into(),
-                addr: 0x1000,
-                bytes: code.to_vec(),
-                functions: if in_function {
-                    vec![(0x1000, end)]
-                } else {
-                    vec![]
+            .decode(
+                &CodeSection {
+                    name: ".text".into(),
+                    addr: 0x1000,
+                    bytes: code.to_vec(),
+                    functions: if in_function {
+                        vec![(0x1000, end)]
+                    } else {
+                        vec![]
+                    },
                 },
-            })
+                false,
+            )
             .sites
     }
 

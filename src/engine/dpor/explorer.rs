@@ -668,8 +668,9 @@ impl<'a> Explorer<'a> {
 
     pub(super) fn timed_out(&self, run: &Run, t: ThreadId) -> RunEnd {
         let msg = format!(
-            "{t} ran past the per-execution time limit without reaching another visible operation \
-             (an endless loop on thread-local data?); see --exec-timeout"
+            "{t} {} without reaching another visible operation (an endless loop on \
+             thread-local data?); see --exec-timeout",
+            crate::results::TIMEOUT_HANG
         );
         RunEnd::Error(self.counterexample(run, ErrorKind::Hang, msg, None, None))
     }

@@ -1,0 +1,178 @@
+/* Synchronisation, assertions and the SV-COMP conventions: the pthread and semaphore calls,
+ * __assert_fail and __VERIFIER_*, each a visible operation (smc_stop) that the engine models.
+ * In an execution the real objects are never touched (the engine owns their state, so that
+ * blocking is visible to it and never happens in the kernel); outside one, the calls go on to
+ * libc. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "rt.h"
+
+EXPORT void __assert_fail(const char *assertion, const char *file, unsigned line, const char *function) {
+    if (in_execution()) {
+        char msg[SMC_MSG_LEN];
+        snprintf(msg, sizeof msg, "%s:%u: %s: Assertion `%s' failed.", file, line, function ? function : "?",
+                 assertion);
+        report_error(SMC_ERR_ASSERT, SIGABRT, CALLER_PC, 0, msg);
+    }
+    real_assert_fail(assertion, file, line, function);
+}
+
+/* ---- synchronisation: modelled by the supervisor, never executed for real ---- */
+
+#define VISIBLE(op, a, a2, arg) smc_stop((op), (uint64_t)(uintptr_t)(a), (uint64_t)(uintptr_t)(a2), 1, (arg), CALLER_PC, 0, 0)
+
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
+    if (!in_execution()) REAL(pthread_mutex_lock, m);
+    VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0);
+    return 0;
+}
+EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
+    if (!in_execution()) REAL(pthread_mutex_trylock, m);
+    return VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0, 0) ? EBUSY : 0;
+}
+EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
+    if (!in_execution()) REAL(pthread_mutex_unlock, m);
+    VISIBLE(SMC_OP_MUTEX_UNLOCK, m, 0, 0);
+    return 0;
+}
+EXPORT int pthread_spin_lock(pthread_spinlock_t *m) {
+    if (!in_execution()) REAL(pthread_spin_lock, m);
+    VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0);
+    return 0;
+}
+EXPORT int pthread_spin_trylock(pthread_spinlock_t *m) {
+    if (!in_execution()) REAL(pthread_spin_trylock, m);
+    return VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0, 0) ? EBUSY : 0;
+}
+EXPORT int pthread_spin_unlock(pthread_spinlock_t *m) {
+    if (!in_execution()) REAL(pthread_spin_unlock, m);
+    VISIBLE(SMC_OP_MUTEX_UNLOCK, m, 0, 0);
+    return 0;
+}
+EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+    if (!in_execution()) REAL(pthread_cond_wait, c, m);
+    VISIBLE(SMC_OP_COND_WAIT, c, m, 0);
+    return (int)VISIBLE(SMC_OP_COND_REACQUIRE, c, m, 0);
+}
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts) {
+    if (!in_execution()) REAL(pthread_cond_timedwait, c, m, ts);
+    VISIBLE(SMC_OP_COND_WAIT, c, m, 1);
+    return (int)VISIBLE(SMC_OP_COND_REACQUIRE, c, m, 1);
+}
+EXPORT int pthread_cond_signal(pthread_cond_t *c) {
+    if (!in_execution()) REAL(pthread_cond_signal, c);
+    VISIBLE(SMC_OP_COND_SIGNAL, c, 0, 0);
+    return 0;
+}
+EXPORT int pthread_cond_broadcast(pthread_cond_t *c) {
+    if (!in_execution()) REAL(pthread_cond_broadcast, c);
+    VISIBLE(SMC_OP_COND_BROADCAST, c, 0, 0);
+    return 0;
+}
+EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_rdlock, l);
+    return (int)VISIBLE(SMC_OP_RW_RDLOCK, l, 0, 0);
+}
+EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_tryrdlock, l);
+    return (int)VISIBLE(SMC_OP_RW_RDLOCK, l, 0, 1);
+}
+EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_wrlock, l);
+    return (int)VISIBLE(SMC_OP_RW_WRLOCK, l, 0, 0);
+}
+EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_trywrlock, l);
+    return (int)VISIBLE(SMC_OP_RW_WRLOCK, l, 0, 1);
+}
+EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
+    if (!in_execution()) REAL(pthread_rwlock_unlock, l);
+    VISIBLE(SMC_OP_RW_UNLOCK, l, 0, 0);
+    return 0;
+}
+EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a, unsigned count) {
+    if (!in_execution()) REAL(pthread_barrier_init, b, a, count);
+    if (count == 0) return EINVAL;
+    VISIBLE(SMC_OP_BARRIER_INIT, b, 0, count);
+    return 0;
+}
+EXPORT int pthread_barrier_wait(pthread_barrier_t *b) {
+    if (!in_execution()) REAL(pthread_barrier_wait, b);
+    if (VISIBLE(SMC_OP_BARRIER_WAIT, b, 0, 0)) return PTHREAD_BARRIER_SERIAL_THREAD;
+    VISIBLE(SMC_OP_BARRIER_LEAVE, b, 0, 0);
+    return 0;
+}
+EXPORT int sem_init(sem_t *s, int pshared, unsigned value) {
+    if (!in_execution()) REAL(sem_init, s, pshared, value);
+    VISIBLE(SMC_OP_SEM_INIT, s, 0, value);
+    return 0;
+}
+EXPORT int sem_wait(sem_t *s) {
+    if (!in_execution()) REAL(sem_wait, s);
+    VISIBLE(SMC_OP_SEM_WAIT, s, 0, 0);
+    return 0;
+}
+EXPORT int sem_trywait(sem_t *s) {
+    if (!in_execution()) REAL(sem_trywait, s);
+    if (VISIBLE(SMC_OP_SEM_WAIT, s, 0, 1)) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return 0;
+}
+EXPORT int sem_post(sem_t *s) {
+    if (!in_execution()) REAL(sem_post, s);
+    VISIBLE(SMC_OP_SEM_POST, s, 0, 0);
+    return 0;
+}
+EXPORT int sched_yield(void) {
+    if (!in_execution()) REAL(sched_yield);
+    VISIBLE(SMC_OP_YIELD, 0, 0, 0);
+    return 0;
+}
+
+/* ---- SV-COMP conventions (see runtime/smc_verifier.h) ---- */
+
+EXPORT void __VERIFIER_assume(int cond) {
+    if (!in_execution()) {
+        if (!cond) real_exit(0);
+        return;
+    }
+    VISIBLE(SMC_OP_ASSUME, 0, 0, cond != 0);
+}
+EXPORT void __VERIFIER_error(void) {
+    if (in_execution()) report_error(SMC_ERR_VERIFIER, 0, CALLER_PC, 0, "__VERIFIER_error() reached");
+    abort();
+}
+EXPORT void reach_error(void) {
+    if (in_execution()) report_error(SMC_ERR_VERIFIER, 0, CALLER_PC, 0, "reach_error() reached");
+    abort();
+}
+EXPORT void __VERIFIER_atomic_begin(void) {
+    if (in_execution()) VISIBLE(SMC_OP_ATOMIC_BEGIN, 0, 0, 0);
+}
+EXPORT void __VERIFIER_atomic_end(void) {
+    if (in_execution()) VISIBLE(SMC_OP_ATOMIC_END, 0, 0, 0);
+}
+/* Record a value of the execution's final state (the litmus front-end observes registers and
+ * memory this way); not an event, so it costs no round trip. */
+EXPORT void __smc_observe(unsigned index, unsigned long long value) {
+    if (!in_execution() || index >= SMC_MAX_OBSERVED) return;
+    ch->observed[index] = value;
+    __atomic_fetch_or(&ch->observed_mask, 1ULL << index, __ATOMIC_SEQ_CST);
+}
+EXPORT int __VERIFIER_nondet_int(void) { return 0; }
+EXPORT unsigned __VERIFIER_nondet_uint(void) { return 0; }
+EXPORT long __VERIFIER_nondet_long(void) { return 0; }
+EXPORT unsigned long __VERIFIER_nondet_ulong(void) { return 0; }
+EXPORT _Bool __VERIFIER_nondet_bool(void) { return 0; }
+EXPORT char __VERIFIER_nondet_char(void) { return 0; }

@@ -1,0 +1,719 @@
+/* The stop, the trap path, the runtime's signal handlers, and start-up.
+ *
+ * At load (smc_init, the runtime's one constructor) the runtime maps the channel, receives the
+ * relocated copies and patches every instrumented instruction of the executable: a jump to a
+ * stub of its own (targets/ARCH/hook.h) or int3. In an execution every visible operation is
+ * announced by smc_stop, which waits for the supervisor's go: a trapped shared-memory access
+ * (at_site, here) or an interposed call (threads.c, sync.c). The trap path is
+ * async-signal-safe: atomics, raw futex syscalls and memcpy only. Crash reports and the hang
+ * signal are handled here too.
+ *
+ * The hook, the stop and the await hash stay in one file: they run at every event, and the
+ * compiler inlines them into each other. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "rt.h"
+#include "hook.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+/* ---- process-wide state (set up before main, read-only afterwards) ---- */
+struct smc_header *ch;
+static const struct smc_site *g_sites;
+static uint32_t g_nsites;
+static uint64_t g_bias;
+static uint8_t *g_tramp;
+int g_active;
+volatile int g_exiting; /* the execution has ended: run everything natively */
+uint64_t g_main_stack_lo, g_main_stack_hi;
+
+/* ---- per-thread state ---- */
+__thread int t_slot = -1;
+__thread uint64_t t_stack_lo, t_stack_hi;
+static __thread uint32_t t_prev_flags; /* SMC_PREV_* of the last executed event */
+static __thread uint64_t t_prev_addr, t_prev_size, t_prev_read;
+static __thread uint64_t t_trap_pc; /* pc of the site being handled, for crash reports */
+static __thread int t_in_trap;
+static __thread uint8_t t_rmw_buf[SMC_MAX_ACCESS];
+/* A tentative change to memory this thread made, undone at its next stop: a buffered store
+ * (whose bytes are then captured) or a load's view of its store buffer. */
+static __thread struct {
+    int active, capture;
+    uint64_t addr, size;
+    uint8_t saved[SMC_MAX_ACCESS];
+} t_fix;
+static __thread int t_captured; /* the last store's bytes are in the slot's `stored` */
+
+void notify_supervisor(void) {
+    if (g_in_engine) return;
+    __atomic_add_fetch(&ch->sup_futex, 1, __ATOMIC_SEQ_CST);
+    if (LOAD(&ch->sup_sleeping)) futex_wake_all(&ch->sup_futex); /* else it sees the bump */
+}
+
+/* Copy up to 8 bytes of a value for reporting. */
+static uint64_t read_value(uint64_t addr, uint64_t size) {
+    uint64_t v = 0;
+    if (addr < 4096) return 0; /* the access itself will fault; do not fault here first */
+    memcpy(&v, (const void *)addr, size < 8 ? size : 8);
+    return v;
+}
+
+/* Fill the slot's description of the event this thread executed last. */
+void publish_prev(struct smc_slot *s) {
+    s->prev_flags = t_prev_flags | (t_captured ? SMC_PREV_STORED : 0);
+    s->prev_read = t_prev_read;
+    s->prev_written = 0;
+    if (t_prev_flags & SMC_PREV_WROTE) {
+        if (t_captured) memcpy(&s->prev_written, s->stored, t_prev_size < 8 ? t_prev_size : 8);
+        else s->prev_written = read_value(t_prev_addr, t_prev_size);
+    }
+    t_prev_flags = 0;
+    t_captured = 0;
+}
+
+/* memcpy of an access's bytes: the usual sizes as plain moves (no call into libc per store). */
+static inline void copy_access(void *dst, const void *src, uint64_t size) {
+    switch (size) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size);
+    }
+}
+
+/* Undo this thread's tentative change, capturing a buffered store's bytes first. */
+static void undo_tentative(struct smc_slot *s) {
+    if (!t_fix.active) return;
+    if (t_fix.capture) {
+        copy_access(s->stored, (const void *)t_fix.addr, t_fix.size);
+        s->stored_size = (uint32_t)t_fix.size;
+        t_captured = 1;
+    }
+    copy_access((void *)t_fix.addr, t_fix.saved, t_fix.size);
+    t_fix.active = 0;
+}
+
+/* Remember memory at [addr, addr+size) so that what the thread does to it next is undone. */
+static void begin_tentative(uint64_t addr, uint64_t size, int capture) {
+    if (addr < 4096 || size > SMC_MAX_ACCESS) return; /* the access faults, or is too wide to buffer */
+    t_fix.addr = addr;
+    t_fix.size = size;
+    t_fix.capture = capture;
+    copy_access(t_fix.saved, (const void *)addr, size);
+    t_fix.active = 1;
+}
+
+static int buffered(void) { return (ch->flags & SMC_FLAG_BUFFERED) != 0; }
+
+/* Let a load see its own thread's buffered bytes, as the supervisor says. */
+static void apply_patch(struct smc_slot *s, uint64_t addr, uint64_t size) {
+    uint64_t mask = s->patch_mask;
+    if (!mask || size > SMC_MAX_ACCESS) return;
+    begin_tentative(addr, size, 0);
+    if (!t_fix.active) return;
+    for (uint64_t i = 0; i < size; i++)
+        if (mask >> i & 1) ((uint8_t *)addr)[i] = s->patch[i];
+}
+
+/* Buffered stores the supervisor let reach memory while this thread waited. */
+static void apply_commits(void) {
+    uint32_t n = LOAD(&ch->ncommits);
+    if (n > SMC_MAX_COMMITS) n = SMC_MAX_COMMITS;
+    for (uint32_t i = 0; i < n; i++) commit_bytes(ch->commits[i].addr, ch->commits[i].bytes, ch->commits[i].size);
+    STORE(&ch->ncommits, 0);
+}
+
+static void note_executed(uint64_t addr, uint64_t size, int read, int wrote) {
+    t_prev_flags = SMC_PREV_VALID | (wrote ? SMC_PREV_WROTE : 0) | (read ? SMC_PREV_READ : 0);
+    t_prev_addr = addr;
+    t_prev_size = size;
+    t_prev_read = read ? read_value(addr, size) : 0;
+}
+
+/* Record the first error of this execution. Async-signal-safe. */
+void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr, const char *msg) {
+    uint32_t none = SMC_ERR_NONE;
+    if (!ch || !__atomic_compare_exchange_n(&ch->err_kind, &none, kind, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST))
+        return;
+    /* the value the dying thread's last event read or wrote, for the report */
+    if (t_slot >= 0 && t_slot < SMC_MAX_THREADS) {
+        undo_tentative(&ch->slots[t_slot]);
+        publish_prev(&ch->slots[t_slot]);
+    }
+    ch->err_signal = sig;
+    ch->err_pc = pc;
+    ch->err_addr = addr;
+    ch->err_slot = (uint32_t)t_slot;
+    if (msg) {
+        size_t n = strlen(msg);
+        if (n >= SMC_MSG_LEN) n = SMC_MSG_LEN - 1;
+        memcpy(ch->err_msg, msg, n);
+        ch->err_msg[n] = 0;
+    }
+    if (ch->flags & SMC_FLAG_DEBUGGABLE) raise(SIGSTOP); /* the debugger takes over here */
+}
+
+/* `running` minus one, as it is now */
+uint32_t running_less_one(void) {
+    if (!g_coroutines) return __atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
+    uint32_t n = LOAD(&ch->running) - 1;
+    __atomic_store_n(&ch->running, n, __ATOMIC_RELEASE);
+    return n;
+}
+static uint64_t state_hash(const greg_t *uc, uint16_t dead);
+
+/* What a load's await hash is computed from: its registers at the hook, and those it
+ * overwrites unread. */
+struct hash_src {
+    const greg_t *regs;
+    uint16_t dead;
+};
+
+/* A waiting thread sleeps at once. Spinning first (every waiter, or one at a time) took the
+ * cores from the thread that runs and from the supervisor: 2x fewer executions/s on 2 cores
+ * (BENCHMARKS.md). The supervisor spins instead; it is the one that is woken next. */
+/* Wait for the go of the thread stopped at `s`. `h`: its await hash, still to be computed
+ * (see smc_stop) before anything else runs, which may read the slot. */
+static void wait_go(struct smc_slot *s, const struct hash_src *h) {
+    if (g_coroutines)
+        while (!LOAD(&s->go)) {
+            if (h) s->hash = state_hash(h->regs, h->dead);
+            h = NULL;
+            co_wait();
+        }
+    else
+        while (!LOAD(&s->go)) futex(&s->go, FUTEX_WAIT, 0, NULL);
+    if (LOAD(&ch->abort)) {
+        if (g_coroutines) co_end(0, 0);
+        die_now(0);
+    }
+    if (LOAD(&ch->ncommits)) apply_commits();
+    HANDOFF_STORE(&s->go, 0);
+    HANDOFF_STORE(&s->state, SMC_SLOT_RUNNING);
+}
+
+/* Announce the pending event and wait until the supervisor lets this thread run it.
+ * Returns the supervisor's reply. A load's await hash (from `h`; 0 without) is computed only
+ * if someone may read it: with the engine in this worker, only when the thread does not go on
+ * at once (in a scripted replay it mostly does), which wait_go sees before it lets anything
+ * else run; with real threads, a supervisor in the checker (which reads the slot once it sees
+ * `running` at 0) or a logged script, before the stop is published. Either way the registers
+ * and the stack near them are as they were at the stop: nothing else ran in between. */
+uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg, uint64_t pc,
+                  const struct hash_src *h, uint32_t site) {
+    struct smc_slot *s = &ch->slots[t_slot];
+    int saved_errno = errno; /* the program's, and the wait makes system calls */
+    if (g_coroutines) {
+        /* on the coroutine's own stack (not a signal stack) */
+        struct coro *c = &g_co[t_slot];
+        uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+        if (here >= c->floor && here < c->top && (!c->low || here < c->low)) c->low = here;
+    }
+    undo_tentative(s);
+    publish_prev(s);
+    s->op = op;
+    s->addr = addr;
+    s->addr2 = addr2;
+    s->size = size;
+    s->arg = arg;
+    s->pc = pc;
+    s->hash = 0;
+    s->site = site;
+    if (h && (!g_coroutines || !g_in_engine || ch->script_logged)) {
+        s->hash = state_hash(h->regs, h->dead);
+        h = NULL;
+    }
+    HANDOFF_STORE(&s->state, SMC_SLOT_STOPPED);
+    if (op == SMC_OP_THREAD_START && !g_coroutines) futex_wake_all(&s->state); /* the creator waits */
+    if (running_less_one() == 0) all_waiting(1);
+    wait_go(s, h);
+    /* Whether the script went on here or in the host, or another thread's engine step ran, is
+     * not the program's business: the await hash of a later load takes in stack words the
+     * program may not have written since, so what the stop left below this frame is cleared
+     * (the same bytes either way). */
+    if (g_coroutines) smc_clear_below_sp();
+    errno = saved_errno;
+    return LOAD(&s->reply);
+}
+
+/* ---- the trap path ---- */
+
+static const struct smc_site *find_site(uint64_t off) {
+    uint32_t lo = 0, hi = g_nsites;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g_sites[mid].offset < off) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < g_nsites && g_sites[lo].offset == off ? &g_sites[lo] : NULL;
+}
+
+static uint64_t effective_address(const struct smc_site *st, const greg_t *uc) {
+    uint64_t ea = (uint64_t)st->disp;
+    if (st->flags & SMC_SITE_FS) ea += smc_fs_base();
+    if (st->base == SMC_REG_RIP) ea += g_bias;
+    else if (st->base != SMC_REG_NONE) ea += smc_reg(uc, st->base);
+    if (st->index != SMC_REG_NONE) ea += smc_reg(uc, st->index) * st->scale;
+    if (st->addr32) ea &= 0xffffffffu;
+    return ea;
+}
+
+/* Hash of the thread-local state at a load: registers and the stack near the stack pointer
+ * (including the red zone), leaving out the registers the load overwrites unread. Two equal
+ * hashes at the same pc, with no write in between, mean the thread is going round an await loop. */
+static uint64_t state_hash(const greg_t *uc, uint16_t dead) {
+    /* four independent chains (the words of each chain a multiply apart would make one long
+     * dependency: ~3% of an exploration's samples), mixed at the end; in registers, four words
+     * a round (an array indexed by the word's number stayed in memory: a store and a reload
+     * in every chain's dependency) */
+    uint64_t h0 = 1469598103934665603ULL, h1 = 0x9e3779b97f4a7c15ULL, h2 = 0xc2b2ae3d27d4eb4fULL,
+             h3 = 0x165667b19e3779f9ULL;
+#define SMC_MIX(h, w) ((h) = ((h) ^ (w)) * 1099511628211ULL)
+    for (int i = 0; i < SMC_NGPR; i += 4) {
+        if (!(dead >> i & 1)) SMC_MIX(h0, smc_reg(uc, i));
+        if (!(dead >> (i + 1) & 1)) SMC_MIX(h1, smc_reg(uc, i + 1));
+        if (!(dead >> (i + 2) & 1)) SMC_MIX(h2, smc_reg(uc, i + 2));
+        if (!(dead >> (i + 3) & 1)) SMC_MIX(h3, smc_reg(uc, i + 3));
+    }
+    uint64_t sp = smc_sp(uc);
+    uint64_t lo = sp - SMC_RED_ZONE, hi = sp + 256;
+    if (lo < t_stack_lo) lo = t_stack_lo;
+    if (hi > t_stack_hi) hi = t_stack_hi;
+    /* a coroutine's TLS lies above its stack: left out (a copy of main's, which the host's own
+     * calls change between steps) */
+    if (g_coroutines && t_slot >= 0 && g_co[t_slot].top && hi > g_co[t_slot].top) hi = g_co[t_slot].top;
+    const uint64_t *w = (const uint64_t *)(uintptr_t)(lo & ~7ULL);
+    size_t n = hi >= (lo & ~7ULL) + 8 ? (hi - (lo & ~7ULL)) / 8 : 0, k = 0;
+    for (; k + 4 <= n; k += 4) {
+        SMC_MIX(h0, w[k]);
+        SMC_MIX(h1, w[k + 1]);
+        SMC_MIX(h2, w[k + 2]);
+        SMC_MIX(h3, w[k + 3]);
+    }
+    if (k < n) SMC_MIX(h0, w[k]);
+    if (k + 1 < n) SMC_MIX(h1, w[k + 1]);
+    if (k + 2 < n) SMC_MIX(h2, w[k + 2]);
+#undef SMC_MIX
+    return ((h0 * 31 + h1) * 31 + h2) * 31 + h3;
+}
+
+static int cas_would_write(const struct smc_site *st, uint64_t ea, const greg_t *uc) {
+    if (ea < 4096) return 0;
+    if (st->kind == SMC_SITE_CAS2) {
+        uint64_t cur[2] = {0, 0};
+        if (st->size == 16) {
+            memcpy(cur, (const void *)ea, 16);
+            return cur[0] == smc_acc(uc) && cur[1] == smc_acc_hi(uc);
+        }
+        memcpy(cur, (const void *)ea, 8);
+        return cur[0] == ((smc_acc(uc) & 0xffffffffu) | (smc_acc_hi(uc) << 32));
+    }
+    uint64_t cur = 0, want = smc_acc(uc);
+    memcpy(&cur, (const void *)ea, st->size);
+    if (st->size < 8) want &= (1ULL << (8 * st->size)) - 1;
+    return cur == want;
+}
+
+/* Die of `sig` as if nobody handled it. */
+void reraise_default(int sig) {
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sys_sigaction(sig, &dfl, NULL);
+    raise(sig); /* blocked until the handler returns, then fatal */
+}
+
+static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc);
+
+static void on_trap(int sig, siginfo_t *si, void *ucv) {
+    (void)sig;
+    (void)si;
+    greg_t *g = smc_gregs(ucv);
+    uint64_t pc = smc_pc(g) - SMC_TRAP_LEN;
+    const struct smc_site *st = g_nsites ? find_site(pc - g_bias) : NULL;
+    if (!st) {
+        /* not one of ours: the program's own int3. Treat it as the fatal signal it would be. */
+        report_error(SMC_ERR_SIGNAL, SIGTRAP, pc, 0, NULL);
+        reraise_default(SIGTRAP);
+        return;
+    }
+    smc_set_pc(g, (uint64_t)(uintptr_t)g_tramp + st->copy_off);
+    at_site(st, pc, g);
+}
+
+/* A jump hook's stub calls this (targets/ARCH/hook.h); the stub then runs the site's copy. */
+void smc_hook(greg_t *g, uint32_t index) {
+    if (index >= g_nsites) return;
+    const struct smc_site *st = &g_sites[index];
+    at_site(st, g_bias + st->offset, g);
+}
+
+/* ---- stack and TLS memory shared between threads ---- */
+
+/* A span of the channel's `shared` and `found` lists with this bit set is relative to the slot
+ * stack area, whose address may differ between runs of the program (it is mapped after the
+ * channel, whose size depends on the sites); others are absolute. */
+#define SMC_SPAN_IN_STACK_AREA (1ull << 63)
+
+static uint64_t stack_area_lo(void) { return (uint64_t)(uintptr_t)g_stack_area; }
+static uint64_t stack_area_hi(void) {
+    return g_stack_area ? stack_area_lo() + SMC_STACK_SPAN * SMC_MAX_THREADS : 0;
+}
+
+/* Whether [ea, ea + size) touches memory the supervisor said is shared. */
+static int hits_shared(uint64_t ea, uint64_t size) {
+    uint32_t n = ch->nshared; /* written before the program started */
+    for (uint32_t i = 0; i < n && i < SMC_MAX_SHARED; i++) {
+        uint64_t lo = ch->shared[i].lo, hi = ch->shared[i].hi;
+        if (lo & SMC_SPAN_IN_STACK_AREA) {
+            lo = (lo & ~SMC_SPAN_IN_STACK_AREA) + stack_area_lo();
+            hi = (hi & ~SMC_SPAN_IN_STACK_AREA) + stack_area_lo();
+        }
+        if (ea < hi && ea + size > lo) return 1;
+    }
+    return 0;
+}
+
+/* Whether `ea` is another thread's stack or TLS: another slot's part of the stack area, or,
+ * for a thread other than main, main's process stack or static TLS. */
+static int foreign_private(uint64_t ea) {
+    if (ea >= stack_area_lo() && ea < stack_area_hi()) return !(ea >= t_stack_lo && ea < t_stack_hi);
+    if (t_slot == 0) return 0;
+    return (ea >= g_main_stack_lo && ea < g_main_stack_hi) || (ea >= g_main_tls_lo && ea < g_main_tls_hi);
+}
+
+/* Note an access to another thread's stack or TLS that is not known to be shared, by the
+ * 8-byte words it touches, for the supervisor to check again with them shared. */
+static void note_found(uint64_t ea, uint64_t size) {
+    uint64_t lo = ea & ~7ull, hi = (ea + size + 7) & ~7ull;
+    if (ea >= stack_area_lo() && ea < stack_area_hi()) {
+        lo = (lo - stack_area_lo()) | SMC_SPAN_IN_STACK_AREA;
+        hi = (hi - stack_area_lo()) | SMC_SPAN_IN_STACK_AREA;
+    }
+    uint32_t n = LOAD(&ch->nfound);
+    for (uint32_t i = 0; i < n && i < SMC_MAX_SHARED; i++)
+        if (ch->found[i].lo <= lo && hi <= ch->found[i].hi) return;
+    if (n >= SMC_MAX_SHARED) return; /* the supervisor finds the rest in its next round */
+    ch->found[n].lo = lo;
+    ch->found[n].hi = hi;
+    STORE(&ch->nfound, n + 1);
+}
+
+/* The visible operation of the instruction of site `st` at `pc`, about to run with registers
+ * `uc`: report it and wait for the engine's go. */
+static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc) {
+    uint32_t site_no = (uint32_t)(st - g_sites) + 1;
+    if (!in_execution()) return;
+    if (st->kind == SMC_SITE_FENCE) {
+        if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);
+        return;
+    }
+    struct smc_slot *slot = &ch->slots[t_slot];
+    uint64_t ea = effective_address(st, uc);
+    uint64_t size = st->size;
+    /* this thread's own stack or TLS (main's process stack too, when it runs as a coroutine:
+     * argv and the environment are on it): visible only where another thread accesses it */
+    int own = (ea >= t_stack_lo && ea < t_stack_hi) || (st->flags & SMC_SITE_PRIVATE) ||
+              (t_slot == 0 && ea >= g_main_stack_lo && ea < g_main_stack_hi);
+    if (own) {
+        if (!(ch->flags & SMC_FLAG_ALL_STACKS) && !hits_shared(ea, size)) return;
+    } else if (foreign_private(ea) && !hits_shared(ea, size)) {
+        note_found(ea, size);
+    }
+    const struct hash_src hash = {uc, st->dead_regs};
+    t_in_trap = 1;
+    t_trap_pc = pc;
+    switch (st->kind) {
+    case SMC_SITE_LOAD:
+        smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, &hash, site_no);
+        apply_patch(slot, ea, size);
+        note_executed(ea, size, 1, 0);
+        break;
+    case SMC_SITE_STORE:
+        smc_stop(SMC_OP_STORE, ea, 0, size, 0, pc, 0, site_no);
+        if (buffered()) begin_tentative(ea, size, 1);
+        note_executed(ea, size, 0, 1);
+        break;
+    case SMC_SITE_RMW: {
+        /* Two events; the store half writes back what the load half saw, so a write by
+         * another thread in between is lost as it would be on hardware. */
+        uint64_t n = size < sizeof t_rmw_buf ? size : sizeof t_rmw_buf;
+        smc_stop(SMC_OP_RMW_LOAD, ea, 0, size, 0, pc, &hash, site_no);
+        apply_patch(slot, ea, size);
+        note_executed(ea, size, 1, 0);
+        if (ea >= 4096) memcpy(t_rmw_buf, (const void *)ea, n);
+        smc_stop(SMC_OP_RMW_STORE, ea, 0, size, 0, pc, 0, site_no);
+        if (buffered()) begin_tentative(ea, size, 1);
+        if (ea >= 4096) memcpy((void *)ea, t_rmw_buf, n);
+        note_executed(ea, size, 0, 1);
+        break;
+    }
+    case SMC_SITE_ATOMIC:
+        smc_stop(SMC_OP_RMW, ea, 0, size, 0, pc, 0, site_no);
+        note_executed(ea, size, 1, 1);
+        break;
+    case SMC_SITE_CAS:
+    case SMC_SITE_CAS2:
+        smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, &hash, site_no);
+        note_executed(ea, size, 1, cas_would_write(st, ea, uc));
+        break;
+    default: {
+        if (LOAD(&ch->nthreads) == 1) {
+            /* No other thread exists yet, so nobody can see it half done: run it as it is,
+             * after the thread's buffered stores reached memory (a full fence). */
+            if (buffered()) smc_stop(SMC_OP_FENCE, 0, 0, 0, 1, pc, 0, site_no);
+            break;
+        }
+        char msg[128];
+        snprintf(msg, sizeof msg, "instruction at %#lx cannot be run faithfully on shared memory",
+                 (unsigned long)pc);
+        report_error(SMC_ERR_UNSUPPORTED, 0, pc, ea, msg);
+        die_now(125);
+    }
+    }
+    t_in_trap = 0;
+}
+
+void on_fatal(int sig, siginfo_t *si, void *ucv) {
+    if (ch) {
+        /* also before main: the supervisor then says where start-up crashed */
+        uint64_t pc = t_in_trap ? t_trap_pc : smc_pc(smc_gregs(ucv));
+        report_error(SMC_ERR_SIGNAL, (uint32_t)sig, pc, (uint64_t)(uintptr_t)si->si_addr, NULL);
+    }
+    if (g_coroutines && g_cur >= 0 && !g_exec_over) {
+        /* The worker outlives the crash of one of its coroutines: the execution ends as if
+         * the signal had killed the process (stdio not flushed), the next one starts from
+         * the snapshot, and the crashed context is never returned to. Leaving the handler
+         * this way keeps `sig` blocked; unblock it for the next execution. */
+        sys_unblock_signal(sig);
+        co_end(sig, 0);
+    }
+    reraise_default(sig);
+}
+
+static void on_hang(int sig, siginfo_t *si, void *ucv) {
+    (void)si;
+    (void)ucv;
+    if (!g_in_engine || g_cur < 0 || g_exec_over) return; /* nothing to end: the checker kills */
+    g_exec_hung = 1;
+    sys_unblock_signal(sig); /* left blocked by switching away: unblock it for the next execution */
+    co_end(0, 0);
+}
+
+static void install_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_trap;
+    /* not blocked in its own handler: a coroutine may switch to another one that traps */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sys_sigaction(SIGTRAP, &sa, NULL);
+    sa.sa_sigaction = on_fatal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    for (unsigned i = 1; i < N_RUNTIME_SIGNALS - 1; i++) sys_sigaction(runtime_signals[i], &sa, NULL);
+    sa.sa_sigaction = on_hang;
+    sys_sigaction(SMC_HANG_SIGNAL, &sa, NULL);
+    /* the descriptor watch's calls are made inside it (SIGSYS also while its handler runs) */
+    sa.sa_sigaction = on_sys;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+    sys_sigaction(SIGSYS, &sa, NULL);
+}
+
+/* ---- start-up: map the channel, receive the relocated copies, patch the text ---- */
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    uint64_t *out = data; /* bias, lowest, highest address of the executable */
+    out[0] = info->dlpi_addr;
+    out[1] = UINT64_MAX;
+    out[2] = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (lo < out[1]) out[1] = lo;
+        if (hi > out[2]) out[2] = hi;
+    }
+    return 1; /* the first object is the executable */
+}
+
+static void init_fail(const char *msg) {
+    snprintf(ch->err_msg, SMC_MSG_LEN, "%s", msg);
+    STORE(&ch->init_state, SMC_INIT_FAILED);
+    notify_supervisor();
+    futex_wake_all(&ch->init_state);
+    die_now(126);
+}
+
+/* A trampoline within +-2 GiB of the text, so relocated rip-relative operands reach. */
+static uint8_t *map_near(uint64_t lo, uint64_t hi, uint64_t size) {
+    const uint64_t step = 1ULL << 20;
+    for (uint64_t d = step; d < (1ULL << 30); d += step) {
+        uint64_t cand[2] = {((hi + d) & ~(step - 1)), lo > d + size ? ((lo - d - size) & ~(step - 1)) : 0};
+        for (int k = 0; k < 2; k++) {
+            if (!cand[k]) continue;
+            void *p = mmap((void *)cand[k], size, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+            if (p != MAP_FAILED) {
+                if ((uint64_t)(uintptr_t)p == cand[k]) return p;
+                munmap(p, size);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* The trampoline: the relocated copies (the supervisor's), then an 8-byte pointer to the hook
+ * entry and one jump-hook stub per site. */
+static uint64_t tramp_size(void) {
+    return ch->code_cap + 8 + (uint64_t)g_nsites * SMC_HOOK_STUB_LEN;
+}
+
+static uint64_t stub_addr(uint32_t i) {
+    return (uint64_t)(uintptr_t)g_tramp + ch->code_cap + 8 + (uint64_t)i * SMC_HOOK_STUB_LEN;
+}
+
+/* Write every stub; false when jump hooks cannot be used here (int3 serves every site). */
+static int write_stubs(void) {
+    if (ch->flags & SMC_FLAG_SSE_ONLY) smc_hook_sse_only = getenv("SMC_HOOK_SCRAMBLE") ? 3 : 1;
+    if (getenv("SMC_NO_JUMP_HOOKS") || !smc_hooks_init()) return 0;
+    uint64_t entry_ptr = (uint64_t)(uintptr_t)g_tramp + ch->code_cap;
+    void (*entry)(void) = smc_hook_entry;
+    memcpy((void *)(uintptr_t)entry_ptr, &entry, 8);
+    for (uint32_t i = 0; i < g_nsites; i++) {
+        uint64_t copy = (uint64_t)(uintptr_t)g_tramp + g_sites[i].copy_off;
+        smc_write_stub((uint8_t *)(uintptr_t)stub_addr(i), i, entry_ptr, copy);
+    }
+    return 1;
+}
+
+static void wait_init_state(uint32_t want) {
+    for (;;) {
+        uint32_t s = LOAD(&ch->init_state);
+        if (s == want) return;
+        if (s == SMC_INIT_FAILED) die_now(126);
+        futex(&ch->init_state, FUTEX_WAIT, s, NULL);
+    }
+}
+
+__attribute__((constructor)) static void smc_init(void) {
+    heap_ready();
+    /* resolved even when inactive: the interposed functions forward to them */
+    real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+    real_pthread_join = dlsym(RTLD_NEXT, "pthread_join");
+    real_pthread_exit = dlsym(RTLD_NEXT, "pthread_exit");
+    real_exit = dlsym(RTLD_NEXT, "exit");
+    real_assert_fail = dlsym(RTLD_NEXT, "__assert_fail");
+    const char *fdenv = getenv("SMC_CHANNEL_FD");
+    if (!fdenv) return;
+    int fd = atoi(fdenv);
+    /* the loader has read us: the program need not see our file (nor the worker put back
+     * one more fd gap per execution) */
+    const char *rtenv = getenv("SMC_RUNTIME_FD");
+    if (rtenv && atoi(rtenv) > 2 && atoi(rtenv) != fd) close(atoi(rtenv));
+    const char *lib = getenv("SMC_ENGINE_LIB"), *area = getenv("SMC_ENGINE_FD");
+    if (lib && area && strlen(lib) < sizeof g_engine_lib) {
+        /* mapped once, its descriptor closed: every execution starts with descriptors 0-2
+         * only, which the reset closes above in one call. A raw mmap: not the program's. */
+        int afd = atoi(area);
+        struct stat st;
+        if (afd > 2 && afd != fd && fstat(afd, &st) == 0) {
+            long p = sys_mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, afd, 0);
+            if (p != -1) {
+                g_engine_area = (void *)p;
+                strcpy(g_engine_lib, lib);
+            }
+            close(afd);
+        }
+    }
+    /* helpers the program starts must not inherit the checker */
+    unsetenv("SMC_ENGINE_LIB");
+    unsetenv("SMC_ENGINE_FD");
+    unsetenv("SMC_RUNTIME_FD");
+    unsetenv("SMC_CHANNEL_FD");
+    unsetenv("LD_PRELOAD");
+    struct smc_header *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED) die_now(126);
+    if (h->magic != SMC_CHANNEL_MAGIC || h->version != SMC_CHANNEL_VERSION) die_now(126);
+    uint64_t total = h->total_size;
+    munmap(h, sizeof *h);
+    ch = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ch == MAP_FAILED) die_now(126);
+    close(fd);
+
+    if (!real_pthread_create || !real_pthread_join || !real_pthread_exit || !real_exit || !real_assert_fail)
+        init_fail("runtime: cannot resolve the pthread functions");
+
+    uint64_t img[3];
+    dl_iterate_phdr(first_object, img);
+    g_bias = img[0];
+    g_nsites = ch->nsites;
+    g_sites = (const struct smc_site *)((char *)ch + ch->sites_off);
+    if (ch->code_cap) {
+        g_tramp = map_near(img[1], img[2], tramp_size());
+        if (!g_tramp) init_fail("runtime: no room for a trampoline near the program's text");
+    }
+    ch->load_bias = g_bias;
+    ch->tramp_addr = (uint64_t)(uintptr_t)g_tramp;
+    ch->self_addr = (uint64_t)(uintptr_t)ch;
+    STORE(&ch->init_state, SMC_INIT_MAPPED);
+    notify_supervisor();
+    wait_init_state(SMC_INIT_CODE);
+
+    int hooks = 0;
+    if (g_tramp) {
+        memcpy(g_tramp, (char *)ch + ch->code_off, ch->code_cap);
+        hooks = write_stubs();
+        mprotect(g_tramp, tramp_size(), PROT_READ | PROT_EXEC);
+    }
+    install_handlers();
+    long pg = sysconf(_SC_PAGESIZE);
+    for (uint32_t i = 0; i < g_nsites; i++) {
+        uint8_t *at = (uint8_t *)(uintptr_t)(g_bias + g_sites[i].offset);
+        if (*at != g_sites[i].orig) init_fail("runtime: the executable in memory differs from the file");
+    }
+    for (uint32_t i = 0; i < g_nsites;) {
+        /* one mprotect round per run of sites on the same pages */
+        uint64_t first = (g_bias + g_sites[i].offset) & ~(uint64_t)(pg - 1);
+        uint32_t j = i;
+        while (j < g_nsites && ((g_bias + g_sites[j].offset) & ~(uint64_t)(pg - 1)) <= first + (uint64_t)pg)
+            j++;
+        uint64_t last = (g_bias + g_sites[j - 1].offset + g_sites[j - 1].len + pg - 1) & ~(uint64_t)(pg - 1);
+        if (mprotect((void *)first, last - first, PROT_READ | PROT_WRITE | PROT_EXEC))
+            init_fail("runtime: cannot make the text writable");
+        for (uint32_t k = i; k < j; k++) {
+            /* a private site only once some stack or TLS memory is shared */
+            if ((g_sites[k].flags & SMC_SITE_PRIVATE) &&
+                !(ch->flags & (SMC_FLAG_SHARED_STACKS | SMC_FLAG_ALL_STACKS)))
+                continue;
+            uint8_t *at = (uint8_t *)(uintptr_t)(g_bias + g_sites[k].offset);
+            uint64_t stub = stub_addr(k);
+            if (hooks && g_sites[k].len >= SMC_HOOK_LEN && smc_reaches((uint64_t)(uintptr_t)at + 5, stub))
+                smc_write_jump(at, stub);
+            else
+                *at = SMC_TRAP_BYTE;
+        }
+        mprotect((void *)first, last - first, PROT_READ | PROT_EXEC);
+        i = j;
+    }
+    g_active = 1;
+}
+
