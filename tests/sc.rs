@@ -241,3 +241,42 @@ fn failed_assumption_drops_the_execution() {
         "{j}"
     );
 }
+
+#[test]
+fn a_check_whose_every_execution_is_dropped_checked_nothing() {
+    // the racy counter, assuming an impossible final value: every execution is dropped
+    let scratch = Scratch::new("vacuous");
+    let src = scratch.0.join("vacuous.c");
+    let text = std::fs::read_to_string(source("racy_counter.c")).unwrap();
+    let text = text
+        .replace(
+            "#include <pthread.h>",
+            "#include <pthread.h>\n#include \"smc_verifier.h\"",
+        )
+        .replace(
+            "    assert(counter == 2);",
+            "    __VERIFIER_assume(counter == 3);\n    assert(counter == 2);",
+        );
+    std::fs::write(&src, text).unwrap();
+    let r = check(&src, "sc", &[]);
+    assert_eq!(
+        (r.verdict(), r.status),
+        ("vacuous", 4),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let j = r.json.as_ref().unwrap();
+    assert_eq!(
+        (j["executions"].as_u64(), j["blocked"].as_u64()),
+        (Some(0), Some(4)),
+        "{j}"
+    );
+    let text = common::run(&["--model", "sc", src.to_str().unwrap()]);
+    assert!(
+        text.stdout.contains("verdict: NOTHING CHECKED"),
+        "{}",
+        text.stdout
+    );
+    assert!(!text.stdout.contains("verdict: OK"), "{}", text.stdout);
+}

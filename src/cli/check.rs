@@ -20,7 +20,8 @@ use super::{exit_status, Bounds, UsageError, EXIT_OK};
 /// or hang with the interleaving that leads to it.
 ///
 /// Exit status: 0 no error is reachable; 1 an error was found; 2 usage or input error;
-/// 3 no error found but some executions were cut by a bound.
+/// 3 no error found but some executions were cut by a bound; 4 nothing was checked (every
+/// execution was dropped by an assumption).
 ///
 /// Litmus tests: `smc-run litmus --help`. Shards of a check: `smc-run combine --help`.
 #[derive(Parser, Debug)]

@@ -15,6 +15,7 @@ pub(crate) const EXIT_OK: u8 = 0;
 pub(crate) const EXIT_ERROR_FOUND: u8 = 1;
 pub(crate) const EXIT_USAGE: u8 = 2;
 pub(crate) const EXIT_BOUNDED: u8 = 3;
+pub(crate) const EXIT_NOTHING_CHECKED: u8 = 4;
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
 /// A one-line error for the user, with exit status 2.
@@ -64,6 +65,7 @@ pub(crate) fn exit_status(verdict: &str) -> u8 {
     match verdict {
         "error" => EXIT_ERROR_FOUND,
         "bounded" => EXIT_BOUNDED,
+        "vacuous" => EXIT_NOTHING_CHECKED,
         _ => EXIT_OK,
     }
 }

@@ -114,11 +114,7 @@ pub fn combine(results: &[ShardResult]) -> Result<Value, String> {
             e
         });
     let bounded = total("bounded");
-    let verdict = match (&error, bounded) {
-        (Some(_), _) => "error",
-        (None, 0) => "ok",
-        _ => "bounded",
-    };
+    let verdict = super::verdict_of(error.is_some(), bounded, total("executions"));
     let elapsed: f64 = results
         .iter()
         .filter_map(|r| r.value["elapsed_s"].as_f64())
@@ -179,6 +175,7 @@ pub fn text(o: &Value) -> String {
         o["model"].as_str().unwrap_or("?"),
         error,
         o["bounded"].as_u64().unwrap_or(0),
+        o["executions"].as_u64().unwrap_or(0),
     ));
     out
 }

@@ -373,12 +373,21 @@ fn output_extent(o: &Output) -> String {
 }
 
 pub fn verdict(outcome: &Outcome) -> &'static str {
-    if outcome.error.is_some() {
-        "error"
-    } else if outcome.stats.bounded > 0 {
-        "bounded"
-    } else {
-        "ok"
+    verdict_of(
+        outcome.error.is_some(),
+        outcome.stats.bounded,
+        outcome.stats.executions,
+    )
+}
+
+/// The verdict of an exploration: "error" if one was found, else "bounded" if executions were
+/// cut, else "vacuous" if none ran to its end (every one dropped by an assumption), else "ok".
+pub fn verdict_of(error: bool, bounded: u64, executions: u64) -> &'static str {
+    match (error, bounded, executions) {
+        (true, _, _) => "error",
+        (false, 1.., _) => "bounded",
+        (false, 0, 0) => "vacuous",
+        _ => "ok",
     }
 }
 
@@ -532,8 +541,9 @@ pub fn summary_text(model: &str, outcome: &Outcome, elapsed_s: f64, part: Part) 
         }
     }
     if let (None, Some((k, n))) = (&outcome.error, part.shard) {
-        let what = match s.bounded {
-            0 => "OK",
+        let what = match (s.bounded, s.executions) {
+            (0, 0) => "nothing checked (no execution ran to its end)",
+            (0, _) => "OK",
             _ => "BOUNDED (executions were cut at the step bound)",
         };
         out.push_str(&format!(
@@ -546,15 +556,23 @@ pub fn summary_text(model: &str, outcome: &Outcome, elapsed_s: f64, part: Part) 
         .error
         .as_ref()
         .map(|cx| (cx.kind.name(), cx.message.as_str()));
-    out.push_str(&verdict_line(model, error, s.bounded));
+    out.push_str(&verdict_line(model, error, s.bounded, s.executions));
     out
 }
 
 /// The verdict line of a check (or of combined shards): the error (kind, message) if one was
 /// found, else bounded if executions were cut, else OK.
-pub fn verdict_line(model: &str, error: Option<(&str, &str)>, bounded: u64) -> String {
+pub fn verdict_line(
+    model: &str,
+    error: Option<(&str, &str)>,
+    bounded: u64,
+    executions: u64,
+) -> String {
     match (error, bounded) {
         (Some((kind, message)), _) => format!("verdict: ERROR ({kind}): {message}\n"),
+        (None, 0) if executions == 0 => "verdict: NOTHING CHECKED: every execution was dropped \
+             by an assumption (__VERIFIER_assume), so no execution ran to its end\n"
+            .to_string(),
         (None, 0) => format!(
             "verdict: OK: no assertion failure, crash, deadlock or hang is reachable under {model}\n"
         ),
