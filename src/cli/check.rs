@@ -432,7 +432,6 @@ fn explore(
         }
     };
     pin(0);
-    let launched = Instant::now();
     let (mut program, mut target) = supervisor::launch(path, &opts)?;
     if given.extension().is_some_and(|e| e == "c") {
         // Compiled into a new temporary directory each time, whose path the binary holds:
@@ -453,7 +452,9 @@ fn explore(
             )));
         }
     }
-    let startup_s = launched.elapsed().as_secs_f64();
+    // from the check's start (earlier rounds, the engine library's memfd, a .c file's
+    // compilation are all preparation), as `elapsed` is
+    let startup_s = started.elapsed().as_secs_f64();
     let nsites = target.sites();
     if !cli.quiet && !cli.json && first_round {
         let what = if replay.is_some() {
