@@ -215,11 +215,9 @@ fn step_bound_gives_bounded_verdict() {
     assert_eq!((r.verdict(), r.status), ("bounded", 3), "{}", r.stdout);
 }
 
-#[test]
-fn failed_assumption_drops_the_execution() {
-    // the racy counter, assuming no update is lost: of its four traces, the two serial ones
-    // complete and the two lost-update ones are dropped
-    let scratch = Scratch::new("assume");
+/// The racy counter (`counter` ends at 1 or 2) with `__VERIFIER_assume(assumption)` before its
+/// check, written into `scratch`.
+fn racy_counter_assuming(scratch: &Scratch, assumption: &str) -> std::path::PathBuf {
     let src = scratch.0.join("assume.c");
     let text = std::fs::read_to_string(source("racy_counter.c")).unwrap();
     let text = text
@@ -229,9 +227,18 @@ fn failed_assumption_drops_the_execution() {
         )
         .replace(
             "    assert(counter == 2);",
-            "    __VERIFIER_assume(counter == 2);\n    assert(counter == 2);",
+            &format!("    __VERIFIER_assume({assumption});\n    assert(counter == 2);"),
         );
     std::fs::write(&src, text).unwrap();
+    src
+}
+
+#[test]
+fn failed_assumption_drops_the_execution() {
+    // the racy counter, assuming no update is lost: of its four traces, the two serial ones
+    // complete and the two lost-update ones are dropped
+    let scratch = Scratch::new("assume");
+    let src = racy_counter_assuming(&scratch, "counter == 2");
     let r = check(&src, "sc", &[]);
     assert_eq!(r.verdict(), "ok", "{}{}", r.stdout, r.stderr);
     let j = r.json.unwrap();
@@ -246,18 +253,7 @@ fn failed_assumption_drops_the_execution() {
 fn a_check_whose_every_execution_is_dropped_checked_nothing() {
     // the racy counter, assuming an impossible final value: every execution is dropped
     let scratch = Scratch::new("vacuous");
-    let src = scratch.0.join("vacuous.c");
-    let text = std::fs::read_to_string(source("racy_counter.c")).unwrap();
-    let text = text
-        .replace(
-            "#include <pthread.h>",
-            "#include <pthread.h>\n#include \"smc_verifier.h\"",
-        )
-        .replace(
-            "    assert(counter == 2);",
-            "    __VERIFIER_assume(counter == 3);\n    assert(counter == 2);",
-        );
-    std::fs::write(&src, text).unwrap();
+    let src = racy_counter_assuming(&scratch, "counter == 3");
     let r = check(&src, "sc", &[]);
     assert_eq!(
         (r.verdict(), r.status),

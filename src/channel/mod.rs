@@ -334,7 +334,7 @@ impl Channel {
     /// Ranges of one thread's accesses to another's stack or TLS outside the shared ones, as
     /// the runtime found them since the program started (validated: a range the runtime did
     /// not write sensibly is left out).
-    pub fn found_shared(&self) -> Vec<Span> {
+    pub fn found_shared(&self) -> Vec<(u64, u64)> {
         let h = self.header_ptr();
         let n = self.nfound().load(SeqCst) as usize;
         // SAFETY: the header is mapped; the runtime writes an entry before it publishes the
@@ -343,6 +343,7 @@ impl Channel {
             (0..n.min(MAX_SHARED))
                 .map(|i| std::ptr::read_volatile(std::ptr::addr_of!((*h).found[i])))
                 .filter(|r| r.lo < r.hi && r.hi - r.lo <= 1 << 20)
+                .map(|r| (r.lo, r.hi))
                 .collect()
         }
     }

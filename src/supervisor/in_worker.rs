@@ -406,11 +406,7 @@ impl Executor for WorkerExecutor<'_> {
     }
 
     fn found_shared(&self) -> Vec<(u64, u64)> {
-        self.ch
-            .found_shared()
-            .iter()
-            .map(|r| (r.lo, r.hi))
-            .collect()
+        self.ch.found_shared()
     }
 }
 

@@ -757,11 +757,7 @@ impl Executor for NativeTarget {
     }
 
     fn found_shared(&self) -> Vec<(u64, u64)> {
-        self.ch
-            .found_shared()
-            .iter()
-            .map(|r| (r.lo, r.hi))
-            .collect()
+        self.ch.found_shared()
     }
 
     fn output(&self) -> Option<Output> {
