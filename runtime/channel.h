@@ -37,7 +37,7 @@ enum smc_op {
     SMC_OP_THREAD_EXIT = 11,
     SMC_OP_SPAWN = 12,        /* pthread_create; reply: nothing, the child gets the next slot */
     SMC_OP_JOIN = 13,         /* arg: slot of the joined thread */
-    SMC_OP_PROCESS_EXIT = 14, /* arg: exit status */
+    SMC_OP_PROCESS_EXIT = 14, /* arg: exit status; addr2: 1 if the execution registered exit handlers */
     SMC_OP_MUTEX_LOCK = 20,   /* addr: the mutex */
     SMC_OP_MUTEX_TRYLOCK = 21,/* reply: 0 acquired, else EBUSY */
     SMC_OP_MUTEX_UNLOCK = 22,

@@ -14,6 +14,7 @@
 
 int g_exit_for_real;  /* the execution must end with exit() (exit handlers in libc's list) */
 int g_nexit_handlers; /* exit handlers the worker keeps for the execution (below) */
+int g_exit_handlers_registered; /* the execution registered one (with or without coroutines) */
 
 /* Exit handlers an execution registers run when it exits, as exit() would run them. libc's
  * list is put back with the snapshot, so a worker keeps them in a list of its own and runs
@@ -41,6 +42,7 @@ static void run_kept_exit_handlers(int status, void *arg) {
 
 /* Keep a handler for the worker; 0 when libc must take it. */
 static int keep_exit_handler(void (*fn)(void *), void (*on)(int, void *), void *arg) {
+    if (in_execution()) g_exit_handlers_registered = 1;
     if (!g_coroutines || !in_execution() || g_exit_for_real) return 0;
     if (g_nexit_handlers == SMC_MAX_EXIT_HANDLERS) {
         g_exit_for_real = 1;

@@ -211,6 +211,9 @@ static inline void all_waiting(int stopping) {
 
 extern int g_exit_for_real;
 extern int g_nexit_handlers;
+/* An exit handler was registered in this execution: an exit then keeps its place among the
+ * other threads' events (smc_stop's addr2 of SMC_OP_PROCESS_EXIT) instead of coming last. */
+extern int g_exit_handlers_registered;
 void run_exit_handlers(int status);
 void run_thread_local_dtors(int slot);
 void run_key_dtors(void);

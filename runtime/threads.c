@@ -185,7 +185,7 @@ static void __attribute__((noreturn)) co_main(void) {
     t_stack_hi = g_start[0].stack_hi;
     g_tids[0] = pthread_self();
     int r = real_main(g_argc, g_argv, g_envp);
-    if (in_execution()) smc_stop(SMC_OP_PROCESS_EXIT, 0, 0, 0, (uint64_t)r, 0, 0, 0);
+    if (in_execution()) smc_stop(SMC_OP_PROCESS_EXIT, 0, (uint64_t)g_exit_handlers_registered, 0, (uint64_t)r, 0, 0, 0);
     co_exit(r);
 }
 
@@ -213,6 +213,7 @@ void co_start(void) {
     g_exiting = 0;
     g_all_waiting = 0;
     g_nexit_handlers = 0; /* a crashed or aborted execution's never ran */
+    g_exit_handlers_registered = 0;
     co_thread_reset();
     g_resume = -1;
     for (uint32_t i = 0; i < g_co_span; i++) {
@@ -332,7 +333,7 @@ EXPORT void pthread_exit(void *ret) {
 
 EXPORT void exit(int status) {
     if (in_execution()) {
-        smc_stop(SMC_OP_PROCESS_EXIT, 0, 0, 0, (uint64_t)status, CALLER_PC, 0, 0);
+        smc_stop(SMC_OP_PROCESS_EXIT, 0, (uint64_t)g_exit_handlers_registered, 0, (uint64_t)status, CALLER_PC, 0, 0);
         if (g_coroutines) co_exit(status);
         g_exiting = 1;
     }

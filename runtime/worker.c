@@ -125,7 +125,8 @@ static int smc_main(int argc, char **argv, char **envp) {
             t_stack_hi = g_main_stack_hi;
             g_tids[0] = pthread_self();
             int r = real_main(argc, argv, envp);
-            if (in_execution()) smc_stop(SMC_OP_PROCESS_EXIT, 0, 0, 0, (uint64_t)r, 0, 0, 0);
+            if (in_execution())
+                smc_stop(SMC_OP_PROCESS_EXIT, 0, (uint64_t)g_exit_handlers_registered, 0, (uint64_t)r, 0, 0, 0);
             g_exiting = 1;
             return r;
         }

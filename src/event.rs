@@ -86,8 +86,13 @@ pub enum Op {
     Join {
         slot: u32,
     },
+    /// `exit()` or a return from main. With no exit handler registered in the execution it
+    /// waits until every other thread has finished or is blocked (`Op::exits_last`).
     ProcessExit {
         status: i32,
+        /// Exit handlers registered in the execution will run (they may touch what other
+        /// threads use): the exit then may come anywhere among the other threads' events.
+        handlers: bool,
     },
     MutexLock {
         obj: TargetAddr,
@@ -240,6 +245,21 @@ impl Op {
             | Assume { .. } => {}
         }
         f
+    }
+
+    /// An exit that comes only after every other thread has finished or is blocked: no other
+    /// thread runs after it, so it is ordered with nothing. Sound because an error of another
+    /// thread that an earlier exit would have cut off is still reached, and the exit itself
+    /// (with no handler to run) does nothing another thread can see; with handlers, which may,
+    /// the exit keeps its place among the others.
+    pub fn exits_last(&self) -> bool {
+        matches!(
+            self,
+            Op::ProcessExit {
+                handlers: false,
+                ..
+            }
+        )
     }
 
     /// Under store buffers: must the thread's buffer be empty first? Fences, locked

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::{check, checker, compile, processes_of, run_env, run_in, Scratch};
 
-/// SV-COMP's fib_bench with NUM=2: 1369 executions under sc, 2376 under tso.
+/// SV-COMP's fib_bench with NUM=2 (main checks without joining; its exit comes last): 140
+/// executions under sc, 153 under tso, as many as with the joins after the check.
 fn fib(scratch: &Scratch, flags: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs/fib.c");
     let mut all = vec!["-O2", "-DNUM=2"];
@@ -50,7 +51,7 @@ fn workers_and_shards_count_what_one_worker_counts() {
         ("worker", &[]),
         ("checker", &[("SMC_NO_WORKER_ENGINE", Path::new("1"))]),
     ];
-    for (model, expected) in [("sc", 1369), ("tso", 2376)] {
+    for (model, expected) in [("sc", 140), ("tso", 153)] {
         for (engine, env) in engines {
             for jobs in ["1", "2"] {
                 let b = binary.to_str().unwrap();
@@ -70,8 +71,8 @@ fn workers_and_shards_count_what_one_worker_counts() {
     let (parts, combined) = shards(&scratch, &binary, "tso", 3);
     assert_eq!(combined.status, 0, "{}", combined.stderr);
     assert_eq!(combined.verdict(), "ok");
-    assert_eq!(combined.executions(), 2376);
-    assert_eq!(parts.iter().sum::<u64>(), 2376);
+    assert_eq!(combined.executions(), 153);
+    assert_eq!(parts.iter().sum::<u64>(), 153);
     assert!(
         parts.iter().all(|&p| p > 0),
         "every shard has a part: {parts:?}"
@@ -81,9 +82,11 @@ fn workers_and_shards_count_what_one_worker_counts() {
 
 #[test]
 fn the_counterexample_does_not_depend_on_timing() {
-    // 44 of 1187 executions fail, below several leaves of the split top; which worker meets
+    // 37 of 134 executions fail, below several leaves of the split top; which worker meets
     // one first depends on timing (before the errors were ordered by where the exploration
-    // meets them, 2 of 6 runs here reported another counterexample)
+    // meets them, 2 of 6 runs here reported another counterexample). (One worker counts 132
+    // and 35: with errors cut short above the split, -j 2 counts two of them twice; a known
+    // defect of the split, see ARCHITECTURE.)
     let scratch = Scratch::new("parallel-order");
     let binary = fib(&scratch, &["-DBOUND=4"]);
     let traces: Vec<String> = (0..6)
@@ -92,7 +95,7 @@ fn the_counterexample_does_not_depend_on_timing() {
             let j = r.json.as_ref().unwrap();
             assert_eq!(
                 (r.executions(), j["errors"][0]["count"].as_u64()),
-                (1187, Some(44)),
+                (134, Some(37)),
                 "{}",
                 r.command
             );
@@ -119,9 +122,9 @@ fn workers_and_shards_find_the_error() {
     let failing = |r: &common::Run| r.json.as_ref().unwrap()["errors"][0]["count"].as_u64();
     let one = check(&binary, "sc", &["-j", "1", "--keep-going"]);
     let two = check(&binary, "sc", &["-j", "2", "--keep-going"]);
-    assert_eq!(one.executions(), 1357, "{}", one.command);
+    assert_eq!(one.executions(), 140, "{}", one.command);
     assert_eq!(failing(&one), Some(4), "{}", one.command);
-    assert_eq!(two.executions(), 1357, "{}", two.command);
+    assert_eq!(two.executions(), 140, "{}", two.command);
     assert_eq!(failing(&two), Some(4), "{}", two.command);
     let (_, combined) = shards(&scratch, &binary, "sc", 2);
     assert_eq!(combined.status, 1, "{}", combined.stderr);

@@ -713,6 +713,7 @@ impl Channel {
             },
             op::PROCESS_EXIT => Op::ProcessExit {
                 status: s.arg as i32,
+                handlers: s.addr2 != 0,
             },
             op::MUTEX_LOCK => Op::MutexLock { obj },
             op::MUTEX_TRYLOCK => Op::MutexTryLock { obj },

@@ -680,6 +680,13 @@ impl Run {
                     && self.buffer_allows(t, &op)
             })
             .collect();
+        // an exit that comes last waits while any other thread can run
+        let en: Threads =
+            if en.iter().any(|&t| self.exits_last(t)) && en.iter().any(|&t| !self.exits_last(t)) {
+                en.into_iter().filter(|&t| !self.exits_last(t)).collect()
+            } else {
+                en
+            };
         match self.sync.atomic_owner {
             // inside an atomic section only its thread runs (and its buffer drains)
             Some(owner) if en.iter().any(|&t| self.owner_of(t) == owner) => en
@@ -690,9 +697,23 @@ impl Run {
         }
     }
 
+    /// Whether `t`'s pending operation is an exit that comes last.
+    fn exits_last(&self, t: ThreadId) -> bool {
+        self.threads[t.index()]
+            .pending
+            .is_some_and(|p| p.op.exits_last())
+    }
+
     /// Whether `t` is in [`Run::enabled`], without building the set (a replayed step asks
     /// only this, and most steps are replayed).
     fn is_enabled(&self, t: ThreadId) -> bool {
+        if self
+            .threads
+            .get(t.index())
+            .is_some_and(|th| th.pending.is_some_and(|p| p.op.exits_last()))
+        {
+            return self.enabled().contains(&t);
+        }
         let ok = |t: ThreadId| {
             self.threads
                 .get(t.index())
@@ -738,7 +759,7 @@ impl Run {
     fn links(&self, ev: &Event, fp: &Footprint, forwarded: u64) -> (Links, Links) {
         let owner = ev.owner();
         let (mut order, mut race) = (Links::new(), Links::new());
-        if matches!(ev.op, Op::ProcessExit { .. }) {
+        if matches!(ev.op, Op::ProcessExit { handlers: true, .. }) {
             race.extend(self.threads.iter().filter_map(|t| t.last_event));
         }
         race.extend(self.process_exit);

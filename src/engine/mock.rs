@@ -81,7 +81,10 @@ impl Mock {
             p if p < 2 * n => Op::Join {
                 slot: (p - n + 1) as u32,
             },
-            _ => Op::ProcessExit { status: 0 },
+            _ => Op::ProcessExit {
+                status: 0,
+                handlers: false,
+            },
         }
     }
 

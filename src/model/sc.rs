@@ -54,7 +54,16 @@ mod tests {
         assert!(!Sc.conflicts(&ev(1, x(0x1000, 4)), &ev(2, x(0x1004, 4))));
         assert!(Sc.conflicts(&ev(1, x(0x1000, 8)), &ev(2, r(0x1004, 1))));
         assert!(!Sc.conflicts(&ev(1, r(0x1000, 4)), &ev(2, r(0x1000, 4))));
-        assert!(Sc.conflicts(&ev(1, Op::ProcessExit { status: 0 }), &ev(2, Op::Yield)));
+        assert!(Sc.conflicts(
+            &ev(
+                1,
+                Op::ProcessExit {
+                    status: 0,
+                    handlers: true,
+                },
+            ),
+            &ev(2, Op::Yield)
+        ));
     }
 
     #[test]

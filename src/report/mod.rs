@@ -245,7 +245,7 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
                 .map_or("?".to_string(), |i| i.id.to_string());
             format!("pthread_join({t})")
         }
-        Op::ProcessExit { status } => format!("exit({status})"),
+        Op::ProcessExit { status, .. } => format!("exit({status})"),
         Op::MutexLock { obj }
         | Op::MutexUnlock { obj }
         | Op::CondSignal { cond: obj }

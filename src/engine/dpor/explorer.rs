@@ -521,7 +521,7 @@ impl<'a> Explorer<'a> {
                 th.exited = true;
                 th.exit_event = Some(pos);
             }
-            Op::ProcessExit { .. } => run.process_exit = Some(pos),
+            Op::ProcessExit { handlers: true, .. } => run.process_exit = Some(pos),
             Op::AtomicBegin => run.thread(t).atomic_begin = Some(pos),
             Op::AtomicEnd => run.thread(t).atomic_begin = None,
             _ => {}
