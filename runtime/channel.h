@@ -109,7 +109,10 @@ struct smc_site {
 #define SMC_SITE_PRIVATE 1u
 #define SMC_SITE_FS 2u
 
-/* A range of addresses [lo, hi). */
+/* A range of addresses [lo, hi). One with this bit set in both ends is relative to the slot
+ * stack area, whose address may differ between runs of the program (it is mapped after the
+ * channel, whose size depends on the sites); others are absolute. */
+#define SMC_SPAN_IN_STACK_AREA (1ull << 63)
 struct smc_span {
     uint64_t lo;
     uint64_t hi;

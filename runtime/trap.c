@@ -368,11 +368,6 @@ void smc_hook(greg_t *g, uint32_t index) {
 
 /* ---- stack and TLS memory shared between threads ---- */
 
-/* A span of the channel's `shared` and `found` lists with this bit set is relative to the slot
- * stack area, whose address may differ between runs of the program (it is mapped after the
- * channel, whose size depends on the sites); others are absolute. */
-#define SMC_SPAN_IN_STACK_AREA (1ull << 63)
-
 static uint64_t stack_area_lo(void) { return (uint64_t)(uintptr_t)g_stack_area; }
 static uint64_t stack_area_hi(void) {
     return g_stack_area ? stack_area_lo() + SMC_STACK_SPAN * SMC_MAX_THREADS : 0;

@@ -109,6 +109,10 @@ pub mod init {
     pub const FAILED: u32 = 4;
 }
 
+/// Set in both ends of a `Span` relative to the runtime's slot stack area (its address moves
+/// with the channel's size); `SMC_SPAN_IN_STACK_AREA` in channel.h.
+pub const SPAN_IN_STACK_AREA: u64 = 1 << 63;
+
 /// A range of addresses [lo, hi).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -286,7 +290,7 @@ impl Channel {
         sites: &[Site],
         code_cap: usize,
         flags: u32,
-        shared: &[Span],
+        shared: &[(u64, u64)],
     ) -> std::io::Result<Channel> {
         let file = memfd(c"smc-run-channel", libc::MFD_CLOEXEC)?;
         let sites_off = std::mem::size_of::<Header>().next_multiple_of(64);
@@ -320,8 +324,8 @@ impl Channel {
             (*h).code_off = code_off as u64;
             (*h).code_cap = code_cap as u64;
             let n = shared.len().min(MAX_SHARED);
-            for (i, r) in shared[..n].iter().enumerate() {
-                (*h).shared[i] = *r;
+            for (i, &(lo, hi)) in shared[..n].iter().enumerate() {
+                (*h).shared[i] = Span { lo, hi };
             }
             (*h).nshared = n as u32;
             if n > 0 {

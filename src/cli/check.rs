@@ -11,7 +11,7 @@ use smc_run::engine::parallel::{self, Jobs, Shard};
 use smc_run::engine::{self, ExecError};
 use smc_run::report::{self, schedule::Schedule, Symbolizer};
 use smc_run::supervisor::{self, NativeTarget, Options, TempDir};
-use smc_run::{model, program, results};
+use smc_run::{channel, model, program, results};
 
 use super::{exit_status, Bounds, UsageError, EXIT_OK};
 
@@ -79,7 +79,7 @@ pub(crate) struct Cli {
     #[arg(long, default_value = "cc")]
     cc: String,
 
-    /// Where to save the failing schedule (default: PROGRAM's name with `.schedule`, in the
+    /// Where to save the failing schedule (default: smc-run-out/NAME.MODEL.schedule under the
     /// current directory; with --keep-going, further distinct errors get `.2`, `.3`...).
     #[arg(long, value_name = "FILE")]
     schedule: Option<PathBuf>,
@@ -224,6 +224,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     let mut shared = replay.as_ref().map_or(Vec::new(), |r| r.shared.clone());
     let mut all_stacks = false;
     let mut hung: Option<Explored> = None;
+    let mut rounds = 0;
     let x = loop {
         let Some(x) = explore(
             cli,
@@ -233,6 +234,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
             replay.as_ref(),
             &model_name,
             Round {
+                first: rounds == 0,
                 shared: &shared,
                 all_stacks,
                 started,
@@ -241,6 +243,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         else {
             return Ok(EXIT_OK); // the user has seen the program in the debugger
         };
+        rounds += 1;
         if replay.is_some() {
             break x;
         }
@@ -355,9 +358,11 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     Ok(exit_status(verdict))
 }
 
-/// One exploration of a check: which stack and TLS memory it treats as shared, whether it sees
+/// One exploration of a check: whether it is the first, which stack and TLS memory it treats as shared, whether it sees
 /// every stack access, and when the check started.
 struct Round<'a> {
+    /// The check's first: it says what it checks.
+    first: bool,
     shared: &'a [(u64, u64)],
     all_stacks: bool,
     started: Instant,
@@ -369,7 +374,7 @@ const LOOK_EVERYWHERE_EXECUTIONS: u64 = 64;
 
 /// Ranges of stack memory for a note: absolute, or in the thread stacks' area.
 fn describe_ranges(ranges: &[(u64, u64)]) -> String {
-    let in_area = 1u64 << 63;
+    let in_area = channel::SPAN_IN_STACK_AREA;
     ranges
         .iter()
         .map(|&(lo, hi)| match lo & in_area {
@@ -384,7 +389,6 @@ fn describe_ranges(ranges: &[(u64, u64)]) -> String {
         .join(", ")
 }
 
-/// Start the program and explore it (or replay the schedule); `None` after a `--gdb` session.
 /// Start the program and explore it (or replay the schedule), its threads' accesses to
 /// `shared` stack and TLS memory visible; `None` after a `--gdb` session.
 fn explore(
@@ -397,11 +401,11 @@ fn explore(
     round: Round,
 ) -> Result<Option<Explored>, UsageError> {
     let Round {
+        first,
         shared,
         all_stacks,
         started,
     } = round;
-    let first_round = !all_stacks && shared.len() == replay.map_or(0, |r| r.shared.len());
     let exec_timeout = cli.bounds.check()?;
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
     // One check runs on one CPU (the supervisor and its program hand over faster there);
@@ -457,11 +461,11 @@ fn explore(
             )));
         }
     }
-    // from the check's start (earlier rounds, the engine library's memfd, a .c file's
-    // compilation are all preparation), as `elapsed` is
+    // from the check's start, as `elapsed` is (earlier rounds and the engine library's memfd
+    // are preparation too)
     let startup_s = started.elapsed().as_secs_f64();
     let nsites = target.sites();
-    if !cli.quiet && !cli.json && first_round {
+    if !cli.quiet && !cli.json && first {
         let what = if replay.is_some() {
             "replaying"
         } else {

@@ -670,7 +670,7 @@ impl Run {
     }
 
     fn enabled(&self) -> Threads {
-        let en: Threads = self
+        let mut en: Threads = self
             .live()
             .into_iter()
             .filter(|&t| {
@@ -681,12 +681,9 @@ impl Run {
             })
             .collect();
         // an exit that comes last waits while any other thread can run
-        let en: Threads =
-            if en.iter().any(|&t| self.exits_last(t)) && en.iter().any(|&t| !self.exits_last(t)) {
-                en.into_iter().filter(|&t| !self.exits_last(t)).collect()
-            } else {
-                en
-            };
+        if en.iter().any(|&t| !self.exits_last(t)) {
+            en.retain(|t| !self.exits_last(*t));
+        }
         match self.sync.atomic_owner {
             // inside an atomic section only its thread runs (and its buffer drains)
             Some(owner) if en.iter().any(|&t| self.owner_of(t) == owner) => en
@@ -699,19 +696,16 @@ impl Run {
 
     /// Whether `t`'s pending operation is an exit that comes last.
     fn exits_last(&self, t: ThreadId) -> bool {
-        self.threads[t.index()]
-            .pending
+        self.threads
+            .get(t.index())
+            .and_then(|th| th.pending)
             .is_some_and(|p| p.op.exits_last())
     }
 
     /// Whether `t` is in [`Run::enabled`], without building the set (a replayed step asks
     /// only this, and most steps are replayed).
     fn is_enabled(&self, t: ThreadId) -> bool {
-        if self
-            .threads
-            .get(t.index())
-            .is_some_and(|th| th.pending.is_some_and(|p| p.op.exits_last()))
-        {
+        if self.exits_last(t) {
             return self.enabled().contains(&t);
         }
         let ok = |t: ThreadId| {

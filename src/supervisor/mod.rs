@@ -235,12 +235,7 @@ impl NativeTarget {
         if !plan.wide_state {
             flags |= channel::FLAG_SSE_ONLY;
         }
-        let shared: Vec<channel::Span> = opts
-            .shared
-            .iter()
-            .map(|&(lo, hi)| channel::Span { lo, hi })
-            .collect();
-        let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags, &shared)
+        let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags, &opts.shared)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
         let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
         let area = opts
