@@ -18,6 +18,7 @@ const RUNTIME_SOURCES: &[&str] = &[
     "runtime/worker.c",
     "runtime/process.c",
     "runtime/heap.c",
+    "runtime/memory.c",
     "runtime/snapshot.c",
     "runtime/snapshot.h",
     "runtime/channel.h",

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 9
+#define SMC_CHANNEL_VERSION 10
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -78,7 +78,13 @@ enum smc_site_kind {
     SMC_SITE_CAS2 = 6,       /* lock cmpxchg8b / cmpxchg16b */
     SMC_SITE_FENCE = 7,      /* size holds the fence kind: 1 mfence, 2 sfence, 3 lfence */
     SMC_SITE_UNSUPPORTED = 8,/* cannot be executed faithfully on shared memory */
+    SMC_SITE_STRING = 9,     /* movs/stos/lods/cmps/scas: carried out by the runtime in pieces */
 };
+
+/* smc_site.string_op of a string site (its element size is smc_site.size) */
+enum smc_string_op { SMC_STR_MOVS = 1, SMC_STR_STOS = 2, SMC_STR_LODS = 3, SMC_STR_CMPS = 4, SMC_STR_SCAS = 5 };
+/* smc_site.rep */
+enum smc_rep { SMC_REP_NONE = 0, SMC_REP_E = 1, SMC_REP_NE = 2 };
 
 #define SMC_REG_NONE 0xff
 #define SMC_REG_RIP 0xfe /* disp is relative to the load bias */
@@ -99,7 +105,8 @@ struct smc_site {
     uint8_t orig;      /* first byte of the instruction, checked before patching */
     uint8_t flags;     /* SMC_SITE_PRIVATE, SMC_SITE_FS */
     uint16_t dead_regs; /* registers the instruction overwrites without reading (bit n = reg n) */
-    uint16_t pad2;
+    uint8_t string_op;  /* enum smc_string_op of a string site */
+    uint8_t rep;        /* enum smc_rep of a string site */
     uint32_t pad3;
 };
 

@@ -112,6 +112,10 @@ void on_fatal(int sig, siginfo_t *si, void *ucv);
 
 static inline int in_execution(void) { return g_active && t_slot >= 0 && !g_exiting; }
 
+int smc_pieces_begin(uint64_t pc, uint32_t site);
+int smc_range_watched(uint64_t ea, uint64_t size);
+void smc_access(int store, uint64_t ea, uint64_t size, void *buf, uint64_t pc, uint32_t site);
+
 /* A buffered store reaches memory (bytes the supervisor sent: checked before use). */
 static inline void commit_bytes(uint64_t addr, const uint8_t *bytes, uint32_t size) {
     if (addr >= 4096 && size <= SMC_MAX_ACCESS) memcpy((void *)addr, bytes, size);
@@ -230,6 +234,17 @@ void keep_loader_at_main(void);
 void note_output(void);
 int co_reset(int captured);
 void restore_if_pending(void);
+
+/* ---- memory.c ---- */
+
+/* Memory the runtime reads or writes for the program, in pieces (smc_access), ascending unless
+ * `down`; call smc_pieces_begin first. */
+void smc_load_pieces(uint64_t a, uint64_t len, void *buf, uint64_t pc, uint32_t site);
+void smc_store_pieces(uint64_t a, uint64_t len, const void *buf, uint64_t pc, uint32_t site);
+void smc_copy_pieces(uint64_t d, uint64_t s, uint64_t len, int down, uint64_t pc, uint32_t site);
+void smc_fill_pieces(uint64_t d, uint64_t len, const uint8_t pattern[8], uint32_t period, int down, uint64_t pc,
+                     uint32_t site);
+void memory_init(void);
 
 /* ---- heap.c ---- */
 

@@ -27,6 +27,7 @@
 
 #include "rt.h"
 #include "hook.h"
+#include "string_insn.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -341,7 +342,7 @@ void reraise_default(int sig) {
     raise(sig); /* blocked until the handler returns, then fatal */
 }
 
-static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc);
+static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc);
 
 static void on_trap(int sig, siginfo_t *si, void *ucv) {
     (void)sig;
@@ -412,27 +413,70 @@ static void note_found(uint64_t ea, uint64_t size) {
     STORE(&ch->nfound, n + 1);
 }
 
+/* Whether an access of [ea, ea + size) by this thread is a visible event: not on this thread's
+ * own stack or TLS (`private_site`: the site's operand is) unless some of it is shared (main's
+ * process stack too, when it runs as a coroutine: argv and the environment are on it). An
+ * access to another thread's stack or TLS not known to be shared is noted for the supervisor. */
+static int needs_event(uint64_t ea, uint64_t size, int private_site) {
+    int own = (ea >= t_stack_lo && ea + size <= t_stack_hi) || private_site ||
+              (t_slot == 0 && ea >= g_main_stack_lo && ea + size <= g_main_stack_hi);
+    if (own) return (ch->flags & SMC_FLAG_ALL_STACKS) || hits_shared(ea, size);
+    if (foreign_private(ea) && !hits_shared(ea, size)) note_found(ea, size);
+    return 1;
+}
+
+/* Whether the pieces (memory.c) of the operation the program starts now are events: not while
+ * it has one thread, which nobody can see half done. The thread's buffered stores then reach
+ * memory first (a full fence), so that the operation reads what the thread would. */
+static __thread int t_pieces_watched;
+int smc_pieces_begin(uint64_t pc, uint32_t site) {
+    t_pieces_watched = LOAD(&ch->nthreads) > 1;
+    if (!t_pieces_watched && buffered()) smc_stop(SMC_OP_FENCE, 0, 0, 0, 1, pc, 0, site);
+    return t_pieces_watched;
+}
+
+/* Whether a piece on [ea, ea + size) may be an event (else it is done as it is). */
+int smc_range_watched(uint64_t ea, uint64_t size) {
+    return t_pieces_watched && needs_event(ea, size, 0);
+}
+
+/* A piece (at most 8 bytes, within one aligned word): a load into `buf` or a store from it,
+ * which the runtime carries out for the program, a visible event where the memory may be
+ * shared, as a site's access would be. */
+void smc_access(int store, uint64_t ea, uint64_t size, void *buf, uint64_t pc, uint32_t site) {
+    if (smc_range_watched(ea, size)) {
+        t_in_trap = 1;
+        t_trap_pc = pc;
+        smc_stop(store ? SMC_OP_STORE : SMC_OP_LOAD, ea, 0, size, 0, pc, 0, site);
+        if (!store) apply_patch(&ch->slots[t_slot], ea, size);
+        else if (buffered()) begin_tentative(ea, size, 1);
+        note_executed(ea, size, !store, store);
+    }
+    if (store) copy_access((void *)(uintptr_t)ea, buf, size);
+    else copy_access(buf, (const void *)(uintptr_t)ea, size);
+}
+
 /* The visible operation of the instruction of site `st` at `pc`, about to run with registers
  * `uc`: report it and wait for the engine's go. */
-static void at_site(const struct smc_site *st, uint64_t pc, const greg_t *uc) {
+static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
     uint32_t site_no = (uint32_t)(st - g_sites) + 1;
     if (!in_execution()) return;
     if (st->kind == SMC_SITE_FENCE) {
         if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);
         return;
     }
+    if (st->kind == SMC_SITE_STRING) {
+        smc_pieces_begin(pc, site_no);
+        t_in_trap = 1;
+        t_trap_pc = pc;
+        smc_string_insn(st, pc, uc, site_no);
+        t_in_trap = 0;
+        return;
+    }
     struct smc_slot *slot = &ch->slots[t_slot];
     uint64_t ea = effective_address(st, uc);
     uint64_t size = st->size;
-    /* this thread's own stack or TLS (main's process stack too, when it runs as a coroutine:
-     * argv and the environment are on it): visible only where another thread accesses it */
-    int own = (ea >= t_stack_lo && ea < t_stack_hi) || (st->flags & SMC_SITE_PRIVATE) ||
-              (t_slot == 0 && ea >= g_main_stack_lo && ea < g_main_stack_hi);
-    if (own) {
-        if (!(ch->flags & SMC_FLAG_ALL_STACKS) && !hits_shared(ea, size)) return;
-    } else if (foreign_private(ea) && !hits_shared(ea, size)) {
-        note_found(ea, size);
-    }
+    if (!needs_event(ea, size, (st->flags & SMC_SITE_PRIVATE) != 0)) return;
     const struct hash_src hash = {uc, st->dead_regs};
     t_in_trap = 1;
     t_trap_pc = pc;
@@ -611,6 +655,7 @@ static void wait_init_state(uint32_t want) {
 
 __attribute__((constructor)) static void smc_init(void) {
     heap_ready();
+    memory_init();
     /* resolved even when inactive: the interposed functions forward to them */
     real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
     real_pthread_join = dlsym(RTLD_NEXT, "pthread_join");

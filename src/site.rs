@@ -13,6 +13,28 @@ pub mod site_kind {
     pub const CAS2: u8 = 6;
     pub const FENCE: u8 = 7;
     pub const UNSUPPORTED: u8 = 8;
+    /// A string instruction (`movs`, `stos`, `lods`, `cmps`, `scas`, with or without a `rep`
+    /// prefix): the runtime carries it out itself, as 8-byte-word pieces (`Site::string_op`).
+    pub const STRING: u8 = 9;
+}
+
+/// `Site::string_op` of a `site_kind::STRING` site: which instruction (its element size is
+/// `Site::size`).
+pub mod string_op {
+    pub const MOVS: u8 = 1;
+    pub const STOS: u8 = 2;
+    pub const LODS: u8 = 3;
+    pub const CMPS: u8 = 4;
+    pub const SCAS: u8 = 5;
+}
+
+/// `Site::rep` of a string site.
+pub mod rep_prefix {
+    pub const NONE: u8 = 0;
+    /// `rep` / `repe` (f3)
+    pub const REPE: u8 = 1;
+    /// `repne` (f2; on `movs`, `stos` and `lods` the same as `rep`)
+    pub const REPNE: u8 = 2;
 }
 
 /// `Site::flags`.
@@ -48,6 +70,9 @@ pub struct Site {
     /// `site_flags`: how the operand is private to the thread.
     pub flags: u8,
     pub dead_regs: u16,
-    pub pad2: u16,
+    /// `string_op` of a string site, else 0.
+    pub string_op: u8,
+    /// `rep_prefix` of a string site.
+    pub rep: u8,
     pub pad3: u32,
 }

@@ -164,12 +164,12 @@ fn verifier_dir_writes_header_and_library() {
 }
 
 #[test]
-fn string_instruction_on_shared_memory_is_a_clear_error() {
+fn string_instruction_with_32_bit_addresses_on_shared_memory_is_a_clear_error() {
     let r = run(&[source("rep_stos.c").to_str().unwrap()]);
     assert_eq!(r.status, 2, "{}{}", r.stdout, r.stderr);
     let last = r.stderr.lines().last().unwrap_or("");
     assert!(
-        last.contains("unsupported instruction") && last.contains("rep stosb"),
+        last.contains("unsupported instruction") && last.contains("rep stosb [edi]"),
         "{}",
         r.stderr
     );

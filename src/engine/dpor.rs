@@ -654,7 +654,9 @@ impl Run {
     fn awaiting(&self, t: ThreadId) -> bool {
         let th = &self.threads[t.index()];
         match (&th.pending, th.pending.and_then(|p| p.op.data())) {
-            (Some(p), Some((addr, _))) if p.op.is_load() => th
+            // (a hash of 0: a load the runtime made for the program, a piece of a string
+            // instruction or a memory function, which is no await)
+            (Some(p), Some((addr, _))) if p.op.is_load() && p.hash != 0 => th
                 .window
                 .iter()
                 .any(|&(pc, h, a, _)| pc == p.pc && h == p.hash && a == addr.0),

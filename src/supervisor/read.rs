@@ -186,7 +186,8 @@ impl ChannelReader<'_> {
                     "unsupported instruction at {:#x}{what} on shared memory {:#x}: {}",
                     pc.wrapping_sub(self.load_bias),
                     h.err_addr,
-                    "string and gather instructions are not modelled yet"
+                    "gathers, and string instructions with 32-bit addresses or an fs or gs segment, \
+                     are not modelled"
                 )));
             }
             err::CALL => {

@@ -25,6 +25,7 @@ static const int smc_greg_index[16] = {
 /* Registers as saved in a ucontext's gregs (by the kernel for a trap, by the hook entry for a
  * jump hook). */
 static inline uint64_t smc_reg(const greg_t *g, int n) { return (uint64_t)g[smc_greg_index[n]]; }
+static inline void smc_set_reg(greg_t *g, int n, uint64_t v) { g[smc_greg_index[n]] = (greg_t)v; }
 static inline uint64_t smc_pc(const greg_t *g) { return (uint64_t)g[REG_RIP]; }
 static inline void smc_set_pc(greg_t *g, uint64_t pc) { g[REG_RIP] = (greg_t)pc; }
 static inline uint64_t smc_sp(const greg_t *g) { return smc_reg(g, 4); }

@@ -143,6 +143,9 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
         site.size = fence;
         return Some(site);
     }
+    if i.is_string_instruction() {
+        return classify_string(i, site);
+    }
     let used_info = info.info(i);
     let used = used_info.used_memory().to_vec();
     // Registers written whole (64-bit, or 32-bit, which zero-extends) and never read: their old
@@ -216,7 +219,7 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
     if site.kind == site_kind::UNSUPPORTED {
         return Some(site);
     }
-    let unsupported = vector_index || site.size == 0 || site.size > 64 || i.is_string_instruction();
+    let unsupported = vector_index || site.size == 0 || site.size > 64;
     if unsupported && site.flags & site_flags::PRIVATE != 0 {
         return None; // its thread's own memory, as before private sites existed
     }
@@ -234,6 +237,45 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
             OpAccess::ReadWrite | OpAccess::ReadCondWrite => site_kind::RMW,
             _ => return None,
         }
+    };
+    Some(site)
+}
+
+/// A string instruction, which the runtime carries out itself (runtime/trap.c, string_insn.h);
+/// None for `ins` and `outs` (port I/O: no user program runs them). One with a segment
+/// override to fs or gs, or with 32-bit addresses, is unsupported.
+fn classify_string(i: &Instruction, mut site: Site) -> Option<Site> {
+    use crate::site::{rep_prefix, string_op};
+    use Mnemonic::*;
+    site.string_op = match i.mnemonic() {
+        Movsb | Movsw | Movsd | Movsq => string_op::MOVS,
+        Stosb | Stosw | Stosd | Stosq => string_op::STOS,
+        Lodsb | Lodsw | Lodsd | Lodsq => string_op::LODS,
+        Cmpsb | Cmpsw | Cmpsd | Cmpsq => string_op::CMPS,
+        Scasb | Scasw | Scasd | Scasq => string_op::SCAS,
+        _ => return None,
+    };
+    site.size = i.memory_size().size() as u32;
+    site.rep = if i.has_repne_prefix() {
+        rep_prefix::REPNE
+    } else if i.has_rep_prefix() {
+        rep_prefix::REPE
+    } else {
+        rep_prefix::NONE
+    };
+    let narrow = (0..i.op_count()).any(|o| {
+        matches!(
+            i.op_kind(o),
+            OpKind::MemorySegSI | OpKind::MemorySegESI | OpKind::MemoryESDI | OpKind::MemoryESEDI
+        )
+    });
+    let segment = matches!(i.segment_prefix(), Register::FS | Register::GS);
+    site.kind = if narrow || segment {
+        site.base = 7; // rdi: the address the error names
+        site.addr32 = narrow as u8;
+        site_kind::UNSUPPORTED
+    } else {
+        site_kind::STRING
     };
     Some(site)
 }
@@ -348,6 +390,11 @@ impl Decoder for X86_64 {
             }
             if relative_branch(&instr) {
                 return Err(fail("a relative branch"));
+            }
+            if from == 0 && site.site.kind == site_kind::STRING {
+                // the runtime has carried it out: nops of its length in the copy
+                code.resize(len, 0x90);
+                continue;
             }
             code.extend_from_slice(&site.bytes[from..from + len]);
             if instr.is_ip_rel_memory_operand() {
@@ -548,9 +595,46 @@ mod tests {
     }
 
     #[test]
-    fn string_and_gather_forms_are_flagged() {
-        assert_eq!(kind(&[0xf3, 0x48, 0xab]), Some(site_kind::UNSUPPORTED)); // rep stosq
-        assert_eq!(kind(&[0xa4]), Some(site_kind::UNSUPPORTED)); // movsb: two operands
+    fn string_and_gather_forms_are_classified() {
+        assert_eq!(kind(&[0xf3, 0x48, 0xab]), Some(site_kind::STRING)); // rep stosq
+        assert_eq!(kind(&[0x64, 0xf3, 0xa4]), Some(site_kind::UNSUPPORTED)); // rep movsb fs:
+        assert_eq!(kind(&[0x67, 0xf3, 0xaa]), Some(site_kind::UNSUPPORTED)); // rep stosb [edi]
+        assert_eq!(kind(&[0x6c]), None); // insb
+        let fields = |b: &[u8]| check(b).map(|s| (s.kind, s.string_op, s.rep, s.size));
+        use crate::site::{rep_prefix, string_op};
+        assert_eq!(
+            fields(&[0xa4]), // movsb
+            Some((site_kind::STRING, string_op::MOVS, rep_prefix::NONE, 1))
+        );
+        assert_eq!(
+            fields(&[0xf2, 0xae]), // repne scasb
+            Some((site_kind::STRING, string_op::SCAS, rep_prefix::REPNE, 1))
+        );
+        assert_eq!(
+            fields(&[0xf3, 0xa7]), // repe cmpsd
+            Some((site_kind::STRING, string_op::CMPS, rep_prefix::REPE, 4))
+        );
+        assert_eq!(
+            fields(&[0x66, 0xad]), // lodsw
+            Some((site_kind::STRING, string_op::LODS, rep_prefix::NONE, 2))
+        );
+        // a gather: its index is a vector register
+        assert_eq!(
+            kind(&[0xc4, 0xe2, 0x71, 0x90, 0x04, 0x90]), // vpgatherdd xmm0, [rax+xmm2*4], xmm1
+            Some(site_kind::UNSUPPORTED)
+        );
+    }
+
+    /// A string site's copy: nops where the instruction was (the runtime carried it out).
+    #[test]
+    fn a_string_site_copy_holds_nops() {
+        let bytes = vec![0xf3, 0xa4]; // rep movsb
+        let ds = DecodedSite {
+            site: check(&bytes).unwrap(),
+            bytes,
+        };
+        let code = X86_64.relocate(&ds, 0, 0x1000).unwrap();
+        assert_eq!(&code[..3], &[0x90, 0x90, 0xe9]);
     }
 
     #[test]
