@@ -180,7 +180,7 @@ fn main() {
         .iter()
         .copied()
         .chain(runtime_c_files().map(|f| -> &str { f }))
-        .chain(["-ldl", "-lpthread"])
+        .chain(["-ldl", "-lpthread", "-lrt"])
         .collect::<Vec<&str>>(),
         "the runtime",
     );

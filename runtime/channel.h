@@ -66,6 +66,8 @@ enum smc_slot_state {
     SMC_SLOT_RUNNING = 1,
     SMC_SLOT_STOPPED = 2, /* pending event valid, waiting for go */
     SMC_SLOT_EXITED = 3,
+    SMC_SLOT_HUNG = 4,    /* ran past the time limit without a visible operation: set aside,
+                           * never resumed in this execution (coroutines only) */
 };
 
 /* Kinds of instrumented instruction sites (smc_site.kind). */
@@ -279,7 +281,8 @@ struct smc_header {
     uint32_t err_kind;
     uint32_t err_signal;
     uint32_t err_slot;
-    uint32_t pad2;
+    uint32_t hang_soon_us; /* engine in the worker: the step it runs now hung before; the
+                            * runtime sets it aside after this many microseconds */
     uint64_t err_pc;
     uint64_t err_addr;
     char err_msg[SMC_MSG_LEN];

@@ -122,6 +122,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
     return 1;
 }
 
+int in_runtime(uint64_t pc) { return pc >= g_rt_lo && pc < g_rt_hi; }
+
 void memory_init(void) {
     uint64_t self = U(&memory_init);
     dl_iterate_phdr(find_self, &self);
@@ -131,7 +133,7 @@ void memory_init(void) {
  * address), and its pieces are events (see smc_pieces_begin). */
 static int program_call(void *ret) {
     if (!in_execution() || (g_coroutines && g_cur < 0)) return 0;
-    if (U(ret) >= g_rt_lo && U(ret) < g_rt_hi) return 0;
+    if (in_runtime(U(ret))) return 0;
     return smc_pieces_begin(U(ret) - 1, 0);
 }
 #define PROGRAM_CALL program_call(__builtin_return_address(0))

@@ -135,7 +135,6 @@ extern char g_engine_lib[4096];
 extern void *g_engine_area;
 extern engine_explore_fn g_engine_explore;
 extern int g_in_engine;
-extern int g_exec_hung;
 
 /* ---- threads.c ---- */
 
@@ -245,6 +244,7 @@ void smc_copy_pieces(uint64_t d, uint64_t s, uint64_t len, int down, uint64_t pc
 void smc_fill_pieces(uint64_t d, uint64_t len, const uint8_t pattern[8], uint32_t period, int down, uint64_t pc,
                      uint32_t site);
 void memory_init(void);
+int in_runtime(uint64_t pc); /* pc is in the runtime's own code */
 
 /* ---- heap.c ---- */
 

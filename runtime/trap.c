@@ -548,13 +548,30 @@ void on_fatal(int sig, siginfo_t *si, void *ucv) {
     reraise_default(sig);
 }
 
+/* The hang signal (the checker's, or the worker's own timer for a step that hung before): the
+ * running coroutine has run past the time limit without a visible operation. It is set aside
+ * for the rest of the execution, the others go on: its tentative change undone and what its
+ * last event did published as at a stop, its slot SMC_SLOT_HUNG, and it is never switched to
+ * again (the snapshot puts its stack back). Inside the runtime's own code (a step's tail), it
+ * waits for the next signal. With real threads the checker ends the execution instead. */
 static void on_hang(int sig, siginfo_t *si, void *ucv) {
     (void)si;
-    (void)ucv;
-    if (!g_in_engine || g_cur < 0 || g_exec_over) return; /* nothing to end: the checker kills */
-    g_exec_hung = 1;
-    sys_unblock_signal(sig); /* left blocked by switching away: unblock it for the next execution */
-    co_end(0, 0);
+    if (!g_coroutines || g_cur < 0 || g_exec_over) return;
+    uint64_t pc = smc_pc(smc_gregs(ucv));
+    if (t_in_trap || in_runtime(pc)) return;
+    sys_unblock_signal(sig); /* left blocked by switching away */
+    int me = g_cur;
+    struct coro *c = &g_co[me];
+    uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+    if (here >= c->floor && here < c->top && (!c->low || here < c->low)) c->low = here;
+    struct smc_slot *s = &ch->slots[me];
+    undo_tentative(s);
+    publish_prev(s);
+    HANDOFF_STORE(&s->state, SMC_SLOT_HUNG);
+    c->waiting = 0;
+    if (running_less_one() == 0) all_waiting(0);
+    co_switch(-1);
+    __builtin_unreachable();
 }
 
 static void install_handlers(void) {

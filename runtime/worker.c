@@ -16,8 +16,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -33,7 +35,7 @@ struct smc_engine_ops { /* EngineOps in src/supervisor/in_worker.rs */
     int (*run)(void);
     int (*end)(void);
 };
-#define SMC_ENGINE_ABI 2
+#define SMC_ENGINE_ABI 3
 char g_engine_lib[4096];    /* SMC_ENGINE_LIB */
 void *g_engine_area;       /* SMC_ENGINE_FD's area, shared with the checker */
 engine_explore_fn g_engine_explore;
@@ -49,7 +51,6 @@ int g_argc;
 char **g_argv, **g_envp;
 int g_coroutines;   /* this process is a worker: the program's threads are its coroutines */
 pid_t g_worker_pid; /* this worker's process id, 0 outside a worker */
-int g_exec_hung;    /* the execution ended on the hang signal */
 
 /* ---- the fork server ---- */
 
@@ -219,9 +220,8 @@ static int co_execution(void) {
 
 /* ---- the engine's side of the worker (struct smc_engine_ops) ---- */
 
-/* The execution is over: as run_worker after co_execution. 1, 2 when it ended on the hang
- * signal, or -1 when it had to end the worker (exit handlers in libc's list: the checker
- * explores by itself then). */
+/* The execution is over: as run_worker after co_execution. 1, or -1 when it had to end the
+ * worker (exit handlers in libc's list: the checker explores by itself then). */
 static int ew_finish(void) {
     if (g_exec_flush) fflush(NULL);
     if (g_exit_for_real) {
@@ -230,9 +230,7 @@ static int ew_finish(void) {
     }
     if (!co_reset((ch->flags & SMC_FLAG_CAPTURED) != 0)) g_worker_spent = 1;
     STORE(&ch->wait_status, g_exec_status);
-    int hung = g_exec_hung;
-    g_exec_hung = 0;
-    return hung ? 2 : 1;
+    return 1;
 }
 
 static int ew_settle(void) {
@@ -247,7 +245,42 @@ static int ew_begin(void) {
     return ew_settle();
 }
 
-static int ew_run(void) { return ew_settle(); }
+/* A step that hung before (hang_soon_us) hangs again: the worker's own timer sends it the hang
+ * signal after that long, and again until it is set aside (on_hang waits out the runtime's own
+ * code), rather than the checker after the full time limit. */
+static timer_t g_hang_timer;
+static int g_hang_timer_made;
+
+static void arm_hang_timer(uint32_t us) {
+    if (!g_hang_timer_made) {
+        struct sigevent ev;
+        memset(&ev, 0, sizeof ev);
+        ev.sigev_notify = SIGEV_SIGNAL;
+        ev.sigev_signo = SMC_HANG_SIGNAL;
+        if (timer_create(CLOCK_MONOTONIC, &ev, &g_hang_timer) != 0) return; /* the checker's then */
+        g_hang_timer_made = 1;
+    }
+    struct itimerspec it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = us / 1000000;
+    it.it_value.tv_nsec = (long)(us % 1000000) * 1000;
+    it.it_interval = it.it_value;
+    timer_settime(g_hang_timer, 0, &it, NULL);
+}
+
+static int ew_run(void) {
+    uint32_t us = LOAD(&ch->hang_soon_us);
+    if (!us) return ew_settle();
+    arm_hang_timer(us);
+    int r = ew_settle();
+    if (g_hang_timer_made) {
+        struct itimerspec off;
+        memset(&off, 0, sizeof off);
+        timer_settime(g_hang_timer, 0, &off, NULL);
+    }
+    STORE(&ch->hang_soon_us, 0);
+    return r;
+}
 
 /* The engine abandons the execution while its threads wait (as the checker's abort). */
 static int ew_end(void) {

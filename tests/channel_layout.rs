@@ -34,7 +34,7 @@ fn rust_mirror_matches_the_c_header() {
     rust.extend(fields!(LogEntry, "smc_log_entry": epoch, slot, copy));
     rust.extend(fields!(Header, "smc_header": magic, version, max_threads, total_size, nsites, flags, sites_off,
         code_off, code_cap, init_state, explore_cmd, load_bias, tramp_addr, self_addr, fs_cmd, fs_quit, child_pid, wait_status, exec_done,
-        abort, coroutines, rt_wake, worker_cmd, worker_last, sup_sleeping, rt_sleeping, sup_futex, running, nthreads, ncommits, err_kind, err_signal, err_slot, err_pc, err_addr, err_msg, observed_mask, observed, nblocks, blocks, slots,
+        abort, coroutines, rt_wake, worker_cmd, worker_last, sup_sleeping, rt_sleeping, sup_futex, running, nthreads, ncommits, err_kind, err_signal, err_slot, hang_soon_us, err_pc, err_addr, err_msg, observed_mask, observed, nblocks, blocks, slots,
         commits, out_len, script_len, script_done, log_len, log_threads, script_logged, script, log));
     rust.push(("SMC_CHANNEL_MAGIC".into(), MAGIC as usize));
     rust.push(("SMC_CHANNEL_VERSION".into(), VERSION as usize));

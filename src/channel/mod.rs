@@ -68,6 +68,8 @@ pub mod slot_state {
     pub const RUNNING: u32 = 1;
     pub const STOPPED: u32 = 2;
     pub const EXITED: u32 = 3;
+    /// Set aside after a hang (coroutines): never resumed in this execution.
+    pub const HUNG: u32 = 4;
 }
 
 /// `Header::coroutines`: how executions run in the program's process.
@@ -215,7 +217,9 @@ pub struct Header {
     pub err_kind: u32,
     pub err_signal: u32,
     pub err_slot: u32,
-    pub pad2: u32,
+    /// Engine in the worker: the step it runs now hung before; the runtime sets its thread
+    /// aside after this many microseconds.
+    pub hang_soon_us: u32,
     pub err_pc: u64,
     pub err_addr: u64,
     pub err_msg: [u8; MSG_LEN],
@@ -404,6 +408,7 @@ impl Channel {
     atomic32!(nthreads, nthreads);
     atomic32!(err_kind, err_kind);
     atomic32!(ncommits, ncommits);
+    atomic32!(hang_soon_us, hang_soon_us);
 
     pub fn child_pid(&self) -> i32 {
         // SAFETY: aligned i32 inside the mapping.

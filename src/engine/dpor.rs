@@ -94,6 +94,9 @@ struct Node {
     op: Option<Op>,
     /// What the executor was told to do here, for scripting the replay of this position.
     step: Option<ScriptStep>,
+    /// The step here set its thread aside as hung: a replay expects it to hang again
+    /// (`Executor::step_hanging`), and no script or checkpoint goes past it.
+    hangs: bool,
 }
 
 impl Node {
@@ -181,6 +184,9 @@ struct ThreadRun {
     seq: u32,
     pending: Option<Pending>,
     exited: bool,
+    /// Set aside after running past the time limit without a visible operation: no more
+    /// events in this execution, and never exited.
+    hung: bool,
     children: u32,
     exit_event: Option<usize>,
     last_event: Option<usize>,
@@ -214,6 +220,7 @@ impl Clone for ThreadRun {
             seq,
             pending,
             exited,
+            hung,
             children,
             exit_event,
             last_event,
@@ -230,6 +237,7 @@ impl Clone for ThreadRun {
         self.seq = *seq;
         self.pending = *pending;
         self.exited = *exited;
+        self.hung = *hung;
         self.children = *children;
         self.exit_event = *exit_event;
         self.last_event = *last_event;
@@ -449,6 +457,7 @@ pub fn replay(
             explored: Vec::new(),
             op: None,
             step: None,
+            hangs: false,
         });
     }
     explore_from(x, exec, cfg, &mut |_| true, true)
@@ -595,6 +604,7 @@ impl Run {
                 match &view.state {
                     SlotState::Stopped(p) => pending.is_some_and(|q| q.op == p.op && q.pc == p.pc),
                     SlotState::Exited => pending.is_none(),
+                    SlotState::Hung => pending.is_none() && self.threads[t.index()].hung,
                 }
             })
     }

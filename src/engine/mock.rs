@@ -160,7 +160,7 @@ impl Executor for Mock {
                     // stopped where the step says, as the runtime checks
                     let here = snap.slots.get(*slot as usize).and_then(|v| match &v.state {
                         SlotState::Stopped(p) => Some(p),
-                        SlotState::Exited => None,
+                        SlotState::Exited | SlotState::Hung => None,
                     });
                     if !here.is_some_and(|p| {
                         p.pc == *pc && (*addr == 0 || p.op.location() == Some(*addr))

@@ -24,6 +24,9 @@ pub enum SlotState {
     /// Waiting for permission to run its pending operation.
     Stopped(Pending),
     Exited,
+    /// Ran past the time limit without a visible operation: set aside for the rest of the
+    /// execution, which goes on without it (executors whose threads are coroutines).
+    Hung,
 }
 
 /// What the previously executed event of a slot turned out to do.
@@ -108,6 +111,12 @@ pub trait Executor {
     /// Let `slot` run its pending operation with `reply`; returns when every thread waits again
     /// or the process has ended.
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError>;
+    /// As [`Executor::step`], for a step that hung in an earlier execution with the same
+    /// prefix ([`SlotState::Hung`]): it hangs again, and the executor may set its thread aside
+    /// after a short while rather than the full time limit.
+    fn step_hanging(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
+        self.step(slot, reply)
+    }
     /// Take back a snapshot the engine is done with, for the next one to reuse its allocation.
     fn recycle(&mut self, snap: Snapshot) {
         let _ = snap;

@@ -38,9 +38,9 @@ pub struct EngineOps {
     pub abi: u64,
     pub channel: *mut u8,
     pub channel_size: u64,
-    /// Start an execution; 0 when every thread waits at a visible operation, 1 when it is
-    /// over already, 2 when it ended on the checker's hang signal ([`hang_signal`]), negative
-    /// when this worker cannot run another.
+    /// Start an execution; 0 when every thread waits at a visible operation (or was set aside
+    /// as hung, [`hang_signal`]), 1 when it is over already, negative when this worker cannot
+    /// run another.
     pub begin: extern "C" fn() -> i32,
     /// Let the threads whose go is set run: as `begin`.
     pub run: extern "C" fn() -> i32,
@@ -49,11 +49,13 @@ pub struct EngineOps {
 }
 
 /// Changes with [`EngineOps`] and the runtime's side of it.
-pub const ENGINE_ABI: u64 = 2;
+pub const ENGINE_ABI: u64 = 3;
 
-/// The signal that ends the worker's current execution as a hang (runtime/rt.h
-/// `SMC_HANG_SIGNAL`): the checker sends it when the worker has taken no step for the
-/// execution time limit.
+/// How often the hang signal goes out again while the thread has not been set aside.
+pub(super) const HANG_RESEND: Duration = Duration::from_millis(100);
+
+/// The signal that sets the running coroutine aside as hung (runtime/rt.h `SMC_HANG_SIGNAL`):
+/// the checker sends it when the worker has taken no step for the execution time limit.
 pub fn hang_signal() -> i32 {
     libc::SIGRTMAX()
 }
@@ -327,11 +329,6 @@ impl WorkerExecutor<'_> {
                 self.in_exec = false;
                 self.reader().snapshot_into(true, slots)
             }
-            2 => {
-                self.in_exec = false;
-                let slot = self.reader().running_slot()?;
-                Err(ExecError::Timeout { slot })
-            }
             _ => {
                 self.in_exec = false;
                 Err(spent())
@@ -365,6 +362,12 @@ impl Executor for WorkerExecutor<'_> {
         let r = (self.ops.begin)();
         let snap = self.settle(r, None)?;
         Ok((snap, self.ch.script_progress(n).0))
+    }
+
+    fn step_hanging(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
+        let us = super::HANG_AGAIN.as_micros() as u32;
+        self.ch.hang_soon_us().store(us, SeqCst);
+        self.step(slot, reply)
     }
 
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
@@ -638,6 +641,7 @@ impl NativeTarget {
         self.begin_command(true);
         // the last step count seen, when it changed, and whether the hang signal went out
         let mut last = (0, Instant::now(), false);
+        let mut hang_sent: Option<Instant> = None;
         let mut shown = Instant::now();
         let mut stopping: Option<Instant> = None;
         let grace = Duration::from_secs(2);
@@ -676,11 +680,17 @@ impl NativeTarget {
             let steps = h.steps.load(SeqCst);
             if steps != last.0 {
                 last = (steps, Instant::now(), false);
-            } else if !last.2 && last.1.elapsed() > self.timeout {
-                // a thread runs without a visible operation: the worker ends its execution
-                // as a hang, as the checker would
+                hang_sent = None;
+            } else if last.1.elapsed() > self.timeout
+                && hang_sent.is_none_or(|t: Instant| t.elapsed() > HANG_RESEND)
+            {
+                // a thread runs without a visible operation: the worker sets it aside as
+                // hung (again until it does: it waits out the runtime's own code)
                 self.signal_execution(hang_signal());
-                last = (steps, Instant::now(), true);
+                if !last.2 {
+                    last = (steps, Instant::now(), true);
+                }
+                hang_sent = Some(Instant::now());
             }
             let stuck = last.2 && last.1.elapsed() > grace;
             if stuck || stopping.is_some_and(|t| t.elapsed() > grace) {

@@ -68,6 +68,9 @@ pub fn engine_image() -> &'static [u8] {
 /// Supervisor spins before sleeping while the program runs on another CPU (2000 spins: 785
 /// executions/s on the benchmark subset, 20000: 817, 200: 376).
 const SPINS: u32 = 20000;
+/// How long a step that hung in an earlier execution with the same prefix runs before its
+/// thread is set aside again: it computes what it computed then, past the time limit.
+pub(crate) const HANG_AGAIN: Duration = Duration::from_millis(5);
 /// Yields to the program before sleeping when both share one CPU.
 const YIELDS: u32 = 10;
 
@@ -109,6 +112,9 @@ pub struct NativeTarget {
     cmd: u32,
     /// The program runs on the one CPU this thread runs on ([`pin_thread`]).
     shares_cpu: bool,
+    /// The step running now hung in an earlier execution with the same prefix: it is set
+    /// aside after [`HANG_AGAIN`] rather than the full time limit.
+    hang_again: bool,
     /// A private channel holding the states read back from a script's log.
     scratch: Option<Channel>,
     /// Scripted replay: the steps the next execution begins with, and for the current one what
@@ -306,6 +312,7 @@ impl NativeTarget {
             in_exec: false,
             cmd: 0,
             shares_cpu: thread_cpus().len() == 1,
+            hang_again: false,
             script: Vec::new(),
             replayed: None,
             scratch: None,
@@ -495,9 +502,18 @@ impl NativeTarget {
     }
 
     /// Wait until every thread of the execution waits again, or its process has ended. A thread
-    /// that runs longer than the time limit without reaching a visible operation is a hang.
+    /// that runs longer than the time limit without reaching a visible operation is a hang:
+    /// with coroutines the runtime sets it aside (the hang signal, again every
+    /// [`in_worker::HANG_RESEND`] until it does, for 2 s), with real threads the execution
+    /// ends.
     fn wait(&mut self) -> Result<Snapshot, ExecError> {
         let started = Instant::now();
+        let limit = if std::mem::take(&mut self.hang_again) {
+            HANG_AGAIN
+        } else {
+            self.timeout
+        };
+        let mut hang_sent: Option<(Instant, Instant)> = None; // first and last signal
         let mut spins = 0u32;
         loop {
             let seq = self.ch.sup_futex().load(SeqCst);
@@ -525,10 +541,20 @@ impl NativeTarget {
                 self.kill_execution()?;
                 return Err(ExecError::Interrupted);
             }
-            if started.elapsed() > self.timeout {
-                let slot = self.reader().running_slot()?;
-                self.kill_execution()?;
-                return Err(ExecError::Timeout { slot });
+            if started.elapsed() > limit {
+                let now = Instant::now();
+                let (first, last) = hang_sent.get_or_insert((now, now - in_worker::HANG_RESEND));
+                if self.executor() != "coroutines" || now - *first > Duration::from_secs(2) {
+                    let slot = self.reader().running_slot()?;
+                    self.kill_execution()?;
+                    return Err(ExecError::Timeout { slot });
+                }
+                if now - *last >= in_worker::HANG_RESEND {
+                    *last = now;
+                    self.signal_execution(in_worker::hang_signal());
+                }
+                self.sleep(seq, Duration::from_millis(5));
+                continue;
             }
             if let Ok(Some(st)) = self.server.try_wait() {
                 return Err(server_died(st));
@@ -713,6 +739,13 @@ impl Executor for NativeTarget {
         self.script.clear();
         let (live, n) = self.start_execution(steps, false)?;
         Ok((live, self.ch.script_progress(n).0))
+    }
+
+    fn step_hanging(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
+        self.hang_again = true;
+        let r = self.step(slot, reply);
+        self.hang_again = false;
+        r
     }
 
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {

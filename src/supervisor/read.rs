@@ -121,6 +121,7 @@ impl ChannelReader<'_> {
                 None => return Err(corrupted("pending event")),
             },
             slot_state::EXITED => SlotState::Exited,
+            slot_state::HUNG => SlotState::Hung,
             // The process is gone; a thread that was running ended with it. Its results
             // are fresh only if it reported the error (the runtime publishes them then).
             slot_state::RUNNING if done => {

@@ -41,9 +41,10 @@ impl<'a> Explorer<'a> {
                     Some(old) => old.recycled(self.model),
                     None => Box::new(Run::new(self.model)),
                 };
+                // (up to a step that hangs, which the engine runs itself)
                 let script: Vec<ScriptStep> = self.nodes[..replayed]
                     .iter()
-                    .map_while(|n| n.step.clone())
+                    .map_while(|n| if n.hangs { None } else { n.step.clone() })
                     .collect();
                 exec.script(script);
                 match exec.begin() {
@@ -133,6 +134,7 @@ impl<'a> Explorer<'a> {
                     explored: Vec::new(),
                     op: Some(op),
                     step: None,
+                    hangs: false,
                 });
                 t
             };
@@ -172,7 +174,12 @@ impl<'a> Explorer<'a> {
             let slot = run.threads[t.index()].slot;
             let reply = Reply { value, patch };
             exec.recycle(std::mem::take(&mut snap));
-            let stepped = exec.step(slot, &reply);
+            let expect_hang = self.nodes[pos].hangs;
+            let stepped = if expect_hang {
+                exec.step_hanging(slot, &reply)
+            } else {
+                exec.step(slot, &reply)
+            };
             self.nodes[pos].step = Some(ScriptStep::Run {
                 slot,
                 reply,
@@ -184,12 +191,24 @@ impl<'a> Explorer<'a> {
             ev.wrote = wrote;
             snap = match stepped {
                 Err(ExecError::Timeout { .. }) => {
+                    // (real threads: the execution ends here, its races analysed)
                     run.threads[t.index()].pending = None;
-                    self.record(&mut run, ev, false, false);
+                    self.record(&mut run, ev, pos >= self.replay_until, false);
+                    self.analyse_pending(&mut run);
                     return Ok((self.timed_out(&run, t), run));
                 }
                 r => r?,
             };
+            let hung = matches!(
+                snap.slots.get(slot as usize).map(|v| &v.state),
+                Some(SlotState::Hung)
+            );
+            // (a saved schedule does not say which steps hang: they hang again in full)
+            if expect_hang && !hung {
+                exec.end()?;
+                return Err(diverged(pos, t));
+            }
+            self.nodes[pos].hangs = hung;
             if let Some(prev) = snap
                 .slots
                 .get_mut(slot as usize)
@@ -225,7 +244,9 @@ impl<'a> Explorer<'a> {
         let usable = at > 0
             && at <= self.max_prefix
             && spare.as_ref().is_some_and(|r| r.trace.len() >= at)
-            && self.nodes[..at].iter().all(|n| n.step.is_some());
+            && self.nodes[..at]
+                .iter()
+                .all(|n| n.step.is_some() && !n.hangs);
         if !usable {
             return Ok(None);
         }
@@ -378,6 +399,10 @@ impl<'a> Explorer<'a> {
                     }
                 }
                 SlotState::Exited => th.pending = None,
+                SlotState::Hung => {
+                    th.pending = None;
+                    th.hung = true;
+                }
             }
         }
     }
@@ -632,6 +657,11 @@ impl<'a> Explorer<'a> {
     /// No thread can run: deadlock, livelock, or an execution blocked by an assumption.
     pub(super) fn stuck(&mut self, run: &mut Run) -> RunEnd {
         self.analyse_pending(run);
+        // a thread set aside as hung: the execution ends with it (its hang, not a deadlock of
+        // the threads that wait for it)
+        if let Some(t) = (0..run.threads.len()).find(|&i| run.threads[i].hung) {
+            return self.timed_out(run, ThreadId(t as u32));
+        }
         let live = run.live();
         if live.is_empty() {
             return RunEnd::Complete; // every thread left; the process exits on its own
@@ -871,6 +901,7 @@ impl<'a> Explorer<'a> {
             let node = &mut self.nodes[i];
             if node.alt + 1 < node.alts {
                 node.alt += 1;
+                node.hangs = false; // another outcome: learnt when it runs
                 self.replay_until = i;
                 return true;
             }
@@ -897,6 +928,7 @@ impl<'a> Explorer<'a> {
                 node.alts = 1;
                 node.op = None; // its operation and outcomes are learnt when it runs
                 node.step = None;
+                node.hangs = false;
                 self.nodes.truncate(i + 1);
                 self.replay_until = i;
                 return true;
