@@ -5,7 +5,8 @@ compare with their expected verdicts.
     python3 tests/svcomp.py [--smc-run PATH] [--timeout S] [--model M] [--only NAME...] [--json]
 
 Each task is compiled as SV-COMP tasks are, against the SV-COMP header and stub library that
-`smc-run --verifier-dir` writes (no shim of our own), and checked with --keep-going, so that a
+`smc-run --verifier-dir` writes (no shim of our own), and checked with --keep-going (and one
+spurious wake-up per condition wait and thread, which POSIX allows), so that a
 deadlock or hang met on the way does not end the search: only a reached error call
 (`reach_error`, `__VERIFIER_error`) is a violation. Per folder it reports correct, wrong,
 vacuous (every execution dropped by an assumption), unsupported (with why) and timeouts; per
@@ -57,8 +58,9 @@ def classify(task, d, smc, verifier, work, args):
     if cc.returncode != 0:
         first = (cc.stderr.strip().splitlines() or ["?"])[0]
         return "unsupported", f"does not compile: {first}"
+    # (POSIX lets a condition wait return without a signal: one spurious wake-up per thread)
     cmd = [smc, "--json", "-q", "--keep-going", "--allow-exit-status", "--model", args.model,
-           "--exec-timeout", "2", "-j", "1", exe]
+           "--exec-timeout", "2", "--spurious-wakeups", "1", "-j", "1", exe]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, cwd=work)
     except subprocess.TimeoutExpired:

@@ -488,6 +488,7 @@ fn explore(
         keep_going: cli.keep_going && !all_stacks,
         allow_exit_status: cli.allow_exit_status,
         max_executions: all_stacks.then_some(LOOK_EVERYWHERE_EXECUTIONS),
+        spurious_wakeups: cli.bounds.spurious_wakeups,
     };
     let result = match replay {
         Some(r) => engine::replay(&mut target, model, &cfg, &r.steps, cli.gdb),

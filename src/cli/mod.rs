@@ -44,6 +44,12 @@ pub(crate) struct Bounds {
     /// access or a pthread call); longer is reported as a hang.
     #[arg(long, default_value_t = 10.0)]
     pub(crate) exec_timeout: f64,
+
+    /// Spurious wake-ups each thread may have from pthread_cond_wait in an execution (POSIX
+    /// allows a wait to return without a signal). 0, the default, misses a wait guarded by
+    /// `if` instead of `while`; 1 finds it, with more executions for every program that waits.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) spurious_wakeups: u32,
 }
 
 impl Bounds {

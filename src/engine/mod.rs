@@ -200,6 +200,9 @@ pub struct Config {
     /// Stop after this many executions (complete, blocked or cut), if any: a look at the
     /// first executions only.
     pub max_executions: Option<u64>,
+    /// Spurious wake-ups each thread may have from `pthread_cond_wait` per execution (POSIX
+    /// allows them; 0: a wait returns only when signalled).
+    pub spurious_wakeups: u32,
 }
 
 impl Default for Config {
@@ -209,6 +212,7 @@ impl Default for Config {
             keep_going: false,
             allow_exit_status: false,
             max_executions: None,
+            spurious_wakeups: 0,
         }
     }
 }

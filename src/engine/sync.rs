@@ -41,6 +41,10 @@ pub struct SyncState {
     exited: Vec<ThreadId>,
     /// Thread inside `__VERIFIER_atomic_begin/end`.
     pub atomic_owner: Option<ThreadId>,
+    /// Spurious wake-ups a thread may have from `pthread_cond_wait` in an execution
+    /// (`Config::spurious_wakeups`), and those each has had.
+    pub spurious_bound: u32,
+    spurious: Vec<(ThreadId, u32)>,
 }
 
 /// Field by field, keeping this one's allocations (checkpoints are copied into retired states);
@@ -62,6 +66,8 @@ impl Clone for SyncState {
             sems,
             exited,
             atomic_owner,
+            spurious_bound,
+            spurious,
         } = o;
         self.mutex_owner.clone_from(mutex_owner);
         self.rwlocks.clone_from(rwlocks);
@@ -71,6 +77,8 @@ impl Clone for SyncState {
         self.sems.clone_from(sems);
         self.exited.clone_from(exited);
         self.atomic_owner = *atomic_owner;
+        self.spurious_bound = *spurious_bound;
+        self.spurious.clone_from(spurious);
     }
 }
 
@@ -87,7 +95,9 @@ impl SyncState {
             MutexLock { obj } => !self.mutex_owner.contains_key(&obj),
             CondReacquire { cond, mutex, timed } => {
                 !self.mutex_owner.contains_key(&mutex)
-                    && (timed || self.waiter(cond, t).is_none_or(|w| w.signalled))
+                    && (timed
+                        || self.waiter(cond, t).is_none_or(|w| w.signalled)
+                        || self.spurious_of(t) < self.spurious_bound)
             }
             RwRdLock { obj, try_only } => {
                 try_only || self.rwlocks.get(&obj).is_none_or(|l| l.writer.is_none())
@@ -108,6 +118,13 @@ impl SyncState {
             AtomicBegin => self.atomic_owner.is_none_or(|o| o == t),
             _ => true,
         }
+    }
+
+    fn spurious_of(&self, t: ThreadId) -> u32 {
+        self.spurious
+            .iter()
+            .find(|(s, _)| *s == t)
+            .map_or(0, |(_, n)| *n)
     }
 
     fn waiter(&self, cond: TargetAddr, t: ThreadId) -> Option<&CondWaiter> {
@@ -160,7 +177,7 @@ impl SyncState {
                     signalled: false,
                 });
             }
-            CondReacquire { cond, mutex, .. } => {
+            CondReacquire { cond, mutex, timed } => {
                 self.mutex_owner.insert(mutex, t);
                 let ws = self.conds.entry(cond).or_default();
                 let signalled = ws
@@ -168,7 +185,18 @@ impl SyncState {
                     .find(|w| w.thread == t)
                     .is_none_or(|w| w.signalled);
                 ws.retain(|w| w.thread != t);
-                return (if signalled { 0 } else { ETIMEDOUT }, true);
+                if signalled {
+                    return (0, true);
+                }
+                if timed {
+                    return (ETIMEDOUT, true);
+                }
+                // a spurious wake-up: POSIX lets a wait return 0 without a signal
+                match self.spurious.iter_mut().find(|(s, _)| *s == t) {
+                    Some((_, n)) => *n += 1,
+                    None => self.spurious.push((t, 1)),
+                }
+                return (0, true);
             }
             CondSignal { cond } => {
                 if let Some(w) = self

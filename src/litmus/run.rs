@@ -103,6 +103,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         keep_going: false,
         allow_exit_status: false,
         max_executions: None,
+        spurious_wakeups: 0,
     };
     let mut progress = |_: &crate::results::Stats| !supervisor::interrupted();
     let outcome = match engine::explore(&mut native, model.as_ref(), &cfg, &mut progress) {

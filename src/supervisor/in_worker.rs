@@ -445,6 +445,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         keep_going: req["keep_going"].as_bool().unwrap_or(false),
         allow_exit_status: req["allow_exit_status"].as_bool().unwrap_or(false),
         max_executions: req["max_executions"].as_u64(),
+        spurious_wakeups: req["spurious_wakeups"].as_u64().unwrap_or(0) as u32,
     };
     // SAFETY: the runtime's mapping of the channel, for the life of the process.
     let ch = unsafe { Channel::borrowed(ops.channel, ops.channel_size as usize) };
@@ -628,6 +629,7 @@ impl NativeTarget {
             "model": model.name(),
             "bound": model.buffers().and_then(|(_, b)| b),
             "max_steps": cfg.max_steps,
+            "spurious_wakeups": cfg.spurious_wakeups,
             "keep_going": cfg.keep_going,
             "allow_exit_status": cfg.allow_exit_status,
             "max_executions": cfg.max_executions,

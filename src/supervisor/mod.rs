@@ -515,6 +515,12 @@ impl NativeTarget {
         };
         let mut hang_sent: Option<(Instant, Instant)> = None; // first and last signal
         let mut spins = 0u32;
+        // (also before the first look: a long execution whose every step is quick never
+        // gets to the check below)
+        if interrupted() {
+            self.kill_execution()?;
+            return Err(ExecError::Interrupted);
+        }
         loop {
             let seq = self.ch.sup_futex().load(SeqCst);
             if self.exec_ended() {

@@ -55,6 +55,7 @@ impl<'a> Explorer<'a> {
                 }
             }
         };
+        run.sync.spurious_bound = self.cfg.spurious_wakeups;
         let mut sleep: Vec<(ThreadId, Event)> = Vec::new();
         loop {
             self.absorb(&mut run, &snap);
