@@ -55,10 +55,12 @@ pid_t g_worker_pid; /* this worker's process id, 0 outside a worker */
 /* ---- the fork server ---- */
 
 /* Load the engine library the checker named, in the fork server: before any worker's snapshot,
- * which leaves the library's memory out. Without it the checker explores by itself. */
+ * which leaves the library's memory out. Without it the checker explores by itself. Its own
+ * calls bind to the C library first (RTLD_DEEPBIND), not to the runtime's interposed memory
+ * functions, which would only pass them on. */
 static void load_engine(void) {
     if (!g_engine_lib[0]) return;
-    void *h = dlopen(g_engine_lib, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(g_engine_lib, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (!h) return;
     void (*init)(void) = (void (*)(void))dlsym(h, "smc_engine_init");
     engine_explore_fn explore = (engine_explore_fn)dlsym(h, "smc_engine_explore");
