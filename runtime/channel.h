@@ -58,6 +58,7 @@ enum smc_op {
     SMC_OP_ASSUME = 41,       /* arg: the condition (0 blocks the execution) */
     SMC_OP_ATOMIC_BEGIN = 42,
     SMC_OP_ATOMIC_END = 43,
+    SMC_OP_NONDET = 44,       /* __VERIFIER_nondet_*: size, arg: SMC_NONDET_*; reply: the value */
 };
 
 /* Slot states. */
@@ -69,6 +70,10 @@ enum smc_slot_state {
     SMC_SLOT_HUNG = 4,    /* ran past the time limit without a visible operation: set aside,
                            * never resumed in this execution (coroutines only) */
 };
+
+/* SMC_OP_NONDET's arg */
+#define SMC_NONDET_SIGNED 1u
+#define SMC_NONDET_BOOL 2u
 
 /* Kinds of instrumented instruction sites (smc_site.kind). */
 enum smc_site_kind {

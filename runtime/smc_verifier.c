@@ -15,3 +15,8 @@ long __VERIFIER_nondet_long(void) { return 0; }
 unsigned long __VERIFIER_nondet_ulong(void) { return 0; }
 _Bool __VERIFIER_nondet_bool(void) { return 0; }
 char __VERIFIER_nondet_char(void) { return 0; }
+unsigned char __VERIFIER_nondet_uchar(void) { return 0; }
+short __VERIFIER_nondet_short(void) { return 0; }
+unsigned short __VERIFIER_nondet_ushort(void) { return 0; }
+long long __VERIFIER_nondet_longlong(void) { return 0; }
+unsigned long long __VERIFIER_nondet_ulonglong(void) { return 0; }

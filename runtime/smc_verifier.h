@@ -9,7 +9,8 @@
  *   __VERIFIER_error()       an error (kind "assertion"); alone: abort()
  *   __VERIFIER_atomic_begin() / _end()
  *                            the code between runs without interruption by other threads
- *   __VERIFIER_nondet_int()  returns 0: values are not enumerated (see README, Limitations)
+ *   __VERIFIER_nondet_int()  and the other types: under the checker each of a few values
+ *                            (--nondet-values: 0 and 1 by default) is explored; alone: 0
  */
 #ifndef SMC_VERIFIER_H
 #define SMC_VERIFIER_H
@@ -26,6 +27,11 @@ long __VERIFIER_nondet_long(void);
 unsigned long __VERIFIER_nondet_ulong(void);
 _Bool __VERIFIER_nondet_bool(void);
 char __VERIFIER_nondet_char(void);
+unsigned char __VERIFIER_nondet_uchar(void);
+short __VERIFIER_nondet_short(void);
+unsigned short __VERIFIER_nondet_ushort(void);
+long long __VERIFIER_nondet_longlong(void);
+unsigned long long __VERIFIER_nondet_ulonglong(void);
 #ifdef __cplusplus
 }
 #endif

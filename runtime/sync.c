@@ -170,9 +170,20 @@ EXPORT void __smc_observe(unsigned index, unsigned long long value) {
     ch->observed[index] = value;
     __atomic_fetch_or(&ch->observed_mask, 1ULL << index, __ATOMIC_SEQ_CST);
 }
-EXPORT int __VERIFIER_nondet_int(void) { return 0; }
-EXPORT unsigned __VERIFIER_nondet_uint(void) { return 0; }
-EXPORT long __VERIFIER_nondet_long(void) { return 0; }
-EXPORT unsigned long __VERIFIER_nondet_ulong(void) { return 0; }
-EXPORT _Bool __VERIFIER_nondet_bool(void) { return 0; }
-EXPORT char __VERIFIER_nondet_char(void) { return 0; }
+/* A value the engine chooses, each choice explored (SMC_OP_NONDET); 0 outside executions. */
+static uint64_t nondet(uint64_t size, uint64_t kind, uint64_t pc) {
+    return in_execution() ? smc_stop(SMC_OP_NONDET, 0, 0, size, kind, pc, 0, 0) : 0;
+}
+#define NONDET(type, name, kind)                                                                   \
+    EXPORT type __VERIFIER_nondet_##name(void) { return (type)nondet(sizeof(type), (kind), CALLER_PC); }
+NONDET(int, int, SMC_NONDET_SIGNED)
+NONDET(unsigned, uint, 0)
+NONDET(long, long, SMC_NONDET_SIGNED)
+NONDET(unsigned long, ulong, 0)
+NONDET(long long, longlong, SMC_NONDET_SIGNED)
+NONDET(unsigned long long, ulonglong, 0)
+NONDET(short, short, SMC_NONDET_SIGNED)
+NONDET(unsigned short, ushort, 0)
+NONDET(char, char, SMC_NONDET_SIGNED)
+NONDET(unsigned char, uchar, 0)
+NONDET(_Bool, bool, SMC_NONDET_BOOL)

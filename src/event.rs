@@ -157,6 +157,13 @@ pub enum Op {
     },
     AtomicBegin,
     AtomicEnd,
+    /// `__VERIFIER_nondet_*`: a value of `size` bytes the engine chooses (each choice an
+    /// outcome of the node, `SyncState::alternatives`), in the reply.
+    Nondet {
+        size: u8,
+        signed: bool,
+        boolean: bool,
+    },
 }
 
 /// x86 fences.
@@ -242,7 +249,8 @@ impl Op {
             | Join { .. }
             | ProcessExit { .. }
             | Yield
-            | Assume { .. } => {}
+            | Assume { .. }
+            | Nondet { .. } => {}
         }
         f
     }
@@ -277,6 +285,7 @@ impl Op {
                 }
                 | ThreadStart
                 | Assume { .. }
+                | Nondet { .. }
                 | Update { .. }
         )
     }
@@ -362,6 +371,7 @@ impl Op {
             Assume { .. } => "assume",
             AtomicBegin => "atomic_begin",
             AtomicEnd => "atomic_end",
+            Nondet { .. } => "nondet",
         }
     }
 

@@ -276,3 +276,30 @@ fn a_check_whose_every_execution_is_dropped_checked_nothing() {
     );
     assert!(!text.stdout.contains("verdict: OK"), "{}", text.stdout);
 }
+
+/// `__VERIFIER_nondet_*` values are choices: every combination of the domain is an execution
+/// (the thread's choice is independent of main's), and the error needs values outside the
+/// default domain {0, 1}.
+#[test]
+fn nondet_values_are_explored() {
+    for (model, n, verdict, executions) in [
+        ("sc", "1", "ok", 1),
+        ("sc", "2", "ok", 8),
+        ("tso", "2", "ok", 8),
+        ("sc", "3", "error", 18),
+        ("pso", "3", "error", 18),
+    ] {
+        let r = check(
+            &source("nondet.c"),
+            model,
+            &["--keep-going", "--nondet-values", n],
+        );
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            (verdict, executions),
+            "{model} {n}\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}

@@ -61,6 +61,10 @@ pub mod op {
     pub const ASSUME: u32 = 41;
     pub const ATOMIC_BEGIN: u32 = 42;
     pub const ATOMIC_END: u32 = 43;
+    pub const NONDET: u32 = 44;
+    /// `NONDET`'s arg: the type is signed, or `_Bool`.
+    pub const NONDET_SIGNED: u64 = 1;
+    pub const NONDET_BOOL: u64 = 2;
 }
 
 pub mod slot_state {
@@ -767,6 +771,11 @@ impl Channel {
             op::ASSUME => Op::Assume { cond: s.arg != 0 },
             op::ATOMIC_BEGIN => Op::AtomicBegin,
             op::ATOMIC_END => Op::AtomicEnd,
+            op::NONDET if matches!(s.size, 1 | 2 | 4 | 8) => Op::Nondet {
+                size: s.size as u8,
+                signed: s.arg & op::NONDET_SIGNED != 0,
+                boolean: s.arg & op::NONDET_BOOL != 0,
+            },
             _ => return None,
         };
         Some(Pending {

@@ -489,6 +489,7 @@ fn explore(
         allow_exit_status: cli.allow_exit_status,
         max_executions: all_stacks.then_some(LOOK_EVERYWHERE_EXECUTIONS),
         spurious_wakeups: cli.bounds.spurious_wakeups,
+        nondet_values: cli.bounds.nondet_values,
     };
     let result = match replay {
         Some(r) => engine::replay(&mut target, model, &cfg, &r.steps, cli.gdb),

@@ -50,6 +50,12 @@ pub(crate) struct Bounds {
     /// `if` instead of `while`; 1 finds it, with more executions for every program that waits.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub(crate) spurious_wakeups: u32,
+
+    /// Values each __VERIFIER_nondet_* call may return, each explored: 0, 1, -1, 2, -2 ... for
+    /// signed types, 0, 1, 2 ... for unsigned ones, at most 2 for _Bool. Values outside are not
+    /// checked.
+    #[arg(long, value_name = "N", default_value_t = engine::DEFAULT_NONDET_VALUES)]
+    pub(crate) nondet_values: u32,
 }
 
 impl Bounds {
@@ -58,6 +64,9 @@ impl Bounds {
             return Err(UsageError(
                 "--exec-timeout must be a positive number of seconds".into(),
             ));
+        }
+        if self.nondet_values == 0 {
+            return Err(UsageError("--nondet-values must be at least 1".into()));
         }
         if self.max_steps == 0 {
             return Err(UsageError("--max-steps must be at least 1".into()));

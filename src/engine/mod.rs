@@ -189,6 +189,9 @@ pub trait Executor {
     }
 }
 
+/// Values a nondet call returns by default: 0 and 1.
+pub const DEFAULT_NONDET_VALUES: u32 = 2;
+
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Visible events per execution before it is cut.
@@ -203,6 +206,9 @@ pub struct Config {
     /// Spurious wake-ups each thread may have from `pthread_cond_wait` per execution (POSIX
     /// allows them; 0: a wait returns only when signalled).
     pub spurious_wakeups: u32,
+    /// Values a `__VERIFIER_nondet_*` call may return, each explored (0, 1, -1, 2, -2 ... for
+    /// signed types, 0, 1, 2 ... for unsigned ones; at most 2 for `_Bool`).
+    pub nondet_values: u32,
 }
 
 impl Default for Config {
@@ -213,6 +219,7 @@ impl Default for Config {
             allow_exit_status: false,
             max_executions: None,
             spurious_wakeups: 0,
+            nondet_values: DEFAULT_NONDET_VALUES,
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct SyncState {
     /// (`Config::spurious_wakeups`), and those each has had.
     pub spurious_bound: u32,
     spurious: Vec<(ThreadId, u32)>,
+    /// How many values a `__VERIFIER_nondet_*` call may return (`Config::nondet_values`).
+    pub nondet_values: u32,
 }
 
 /// Field by field, keeping this one's allocations (checkpoints are copied into retired states);
@@ -68,6 +70,7 @@ impl Clone for SyncState {
             atomic_owner,
             spurious_bound,
             spurious,
+            nondet_values,
         } = o;
         self.mutex_owner.clone_from(mutex_owner);
         self.rwlocks.clone_from(rwlocks);
@@ -79,6 +82,7 @@ impl Clone for SyncState {
         self.atomic_owner = *atomic_owner;
         self.spurious_bound = *spurious_bound;
         self.spurious.clone_from(spurious);
+        self.nondet_values = *nondet_values;
     }
 }
 
@@ -143,8 +147,26 @@ impl SyncState {
                     .map_or(0, |ws| ws.iter().filter(|w| !w.signalled).count());
                 n.max(1) as u32
             }
+            Op::Nondet { boolean, .. } => {
+                let n = self.nondet_values.max(1);
+                if boolean {
+                    n.min(2)
+                } else {
+                    n
+                }
+            }
             _ => 1,
         }
+    }
+
+    /// The value a nondet choice `alt` gives: 0, 1, -1, 2, -2 ... for a signed type, 0, 1, 2 ...
+    /// for an unsigned one (sign-extended to 64 bits, as the runtime returns it truncated).
+    pub fn nondet_value(alt: u32, signed: bool) -> u64 {
+        if !signed {
+            return alt as u64;
+        }
+        let k = alt.div_ceil(2) as i64;
+        (if alt % 2 == 1 { k } else { -k }) as u64
     }
 
     /// Apply `op` by `t` (enabled), choosing outcome `alt`. Returns the reply for the runtime
@@ -198,6 +220,7 @@ impl SyncState {
                 }
                 return (0, true);
             }
+            Nondet { signed, .. } => return (Self::nondet_value(alt, signed), false),
             CondSignal { cond } => {
                 if let Some(w) = self
                     .conds

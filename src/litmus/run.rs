@@ -104,6 +104,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         allow_exit_status: false,
         max_executions: None,
         spurious_wakeups: 0,
+        nondet_values: engine::DEFAULT_NONDET_VALUES,
     };
     let mut progress = |_: &crate::results::Stats| !supervisor::interrupted();
     let outcome = match engine::explore(&mut native, model.as_ref(), &cfg, &mut progress) {

@@ -263,6 +263,8 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
             format!("{}({}, {})", e.op.kind_name(), sym_of(cond), sym_of(mutex))
         }
         Op::Assume { cond } => format!("assume({})", cond as u8),
+        Op::Nondet { signed, .. } if signed => format!("nondet -> {}", e.reply as i64),
+        Op::Nondet { .. } => format!("nondet -> {}", e.reply),
         _ => match e.op.footprint(true, false).iter().next() {
             Some(a) => format!(
                 "{}({})",

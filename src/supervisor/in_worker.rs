@@ -446,6 +446,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         allow_exit_status: req["allow_exit_status"].as_bool().unwrap_or(false),
         max_executions: req["max_executions"].as_u64(),
         spurious_wakeups: req["spurious_wakeups"].as_u64().unwrap_or(0) as u32,
+        nondet_values: req["nondet_values"].as_u64().ok_or("no nondet domain")? as u32,
     };
     // SAFETY: the runtime's mapping of the channel, for the life of the process.
     let ch = unsafe { Channel::borrowed(ops.channel, ops.channel_size as usize) };
@@ -630,6 +631,7 @@ impl NativeTarget {
             "bound": model.buffers().and_then(|(_, b)| b),
             "max_steps": cfg.max_steps,
             "spurious_wakeups": cfg.spurious_wakeups,
+            "nondet_values": cfg.nondet_values,
             "keep_going": cfg.keep_going,
             "allow_exit_status": cfg.allow_exit_status,
             "max_executions": cfg.max_executions,

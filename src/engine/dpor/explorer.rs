@@ -56,6 +56,7 @@ impl<'a> Explorer<'a> {
             }
         };
         run.sync.spurious_bound = self.cfg.spurious_wakeups;
+        run.sync.nondet_values = self.cfg.nondet_values;
         let mut sleep: Vec<(ThreadId, Event)> = Vec::new();
         loop {
             self.absorb(&mut run, &snap);
