@@ -231,6 +231,7 @@ enum smc_err {
     SMC_ERR_UNSUPPORTED = 4, /* an instruction the checker cannot run faithfully */
     SMC_ERR_RUNTIME = 5,   /* the runtime itself failed: err_msg */
     SMC_ERR_CALL = 6,      /* a call the checker cannot follow (fork, exec...): err_msg names it */
+    SMC_ERR_LIMIT = 7,     /* past a limit of the checker's: err_msg says which */
 };
 
 /* Init handshake states (smc_header.init_state, a futex). */

@@ -33,6 +33,9 @@ struct coro g_co[SMC_MAX_THREADS];
 /* The coroutines any execution has used so far: an execution's start resets only these (all
  * SMC_MAX_THREADS of them are 14 KiB, as much as the rest of a small execution touches). */
 static uint32_t g_co_span = 1;
+/* Coroutines: slots whose thread has exited and been joined, which a new thread may take (the
+ * limit counts threads alive at once, not every thread an execution creates). */
+static uint8_t g_joined[SMC_MAX_THREADS];
 static uint64_t g_host_sp;  /* the worker's loop, on the process's own stack */
 int g_cur = -1;             /* the coroutine running, -1 for the host */
 int g_resume = -1;          /* who runs next when the current one waits: a creator whose child
@@ -216,6 +219,7 @@ void co_start(void) {
     g_exit_handlers_registered = 0;
     co_thread_reset();
     g_resume = -1;
+    memset(g_joined, 0, sizeof g_joined);
     for (uint32_t i = 0; i < g_co_span; i++) {
         g_co[i].waiting = 0;
         clear_stack(&g_co[i]);
@@ -261,10 +265,31 @@ static uint64_t co_tls(struct start_arg *a, uint64_t *sp_top) {
     return smc_tls_new((char *)(uintptr_t)area);
 }
 
+/* The slot of a new thread: a joined thread's (coroutines), else the next one; -1 past the
+ * limit. */
+static int free_slot(void) {
+    uint32_t n = LOAD(&ch->nthreads);
+    if (g_coroutines)
+        for (uint32_t i = 1; i < n && i < SMC_MAX_THREADS; i++)
+            if (g_joined[i]) return (int)i;
+    return n < SMC_MAX_THREADS ? (int)n : -1;
+}
+
 EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
     if (!in_execution()) return real_pthread_create(t, attr, fn, arg);
-    uint32_t n = LOAD(&ch->nthreads);
-    if (n >= SMC_MAX_THREADS) return EAGAIN;
+    int slot = free_slot();
+    if (slot < 0) {
+        /* not an error of the program's: the checker cannot follow it */
+        char msg[128];
+        snprintf(msg, sizeof msg,
+                 g_coroutines ? "more than %d threads alive at once (the checker's limit)"
+                              : "more than %d threads in one execution (the checker's limit with a process per execution)",
+                 SMC_MAX_THREADS);
+        report_error(SMC_ERR_LIMIT, 0, CALLER_PC, 0, msg);
+        die_now(125);
+    }
+    uint32_t n = (uint32_t)slot, count = LOAD(&ch->nthreads);
+    g_joined[n] = 0;
     smc_stop(SMC_OP_SPAWN, 0, 0, 0, n, CALLER_PC, 0, 0);
     struct start_arg *a = &g_start[n];
     a->fn = fn;
@@ -283,7 +308,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     struct smc_slot *s = &ch->slots[n];
     s->parent = (uint32_t)t_slot;
     STORE(&s->state, SMC_SLOT_RUNNING);
-    STORE(&ch->nthreads, n + 1);
+    if (n == count) STORE(&ch->nthreads, n + 1);
     __atomic_add_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
     if (g_coroutines) {
         if (n >= g_co_span) g_co_span = n + 1;
@@ -302,7 +327,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     if (ours) pthread_attr_destroy(&own);
     if (r) {
         STORE(&s->state, SMC_SLOT_FREE);
-        STORE(&ch->nthreads, n);
+        STORE(&ch->nthreads, count);
         __atomic_sub_fetch(&ch->running, 1, __ATOMIC_SEQ_CST);
         return r;
     }
@@ -319,6 +344,7 @@ EXPORT int pthread_join(pthread_t t, void **ret) {
     if (!g_coroutines) return real_pthread_join(t, ret);
     if (slot < 0) return ESRCH;
     if (ret) *ret = g_co[slot].ret;
+    if (slot > 0) g_joined[slot] = 1;
     return 0;
 }
 

@@ -105,6 +105,7 @@ pub mod err {
     pub const UNSUPPORTED: u32 = 4;
     pub const RUNTIME: u32 = 5;
     pub const CALL: u32 = 6;
+    pub const LIMIT: u32 = 7;
 }
 
 pub mod init {

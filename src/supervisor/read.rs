@@ -79,8 +79,8 @@ impl ChannelReader<'_> {
     }
 
     /// [`ChannelReader::snapshot_into`] after a step of `stepped`, `slots` being the state before
-    /// it: only that slot and the slots of threads it started are read again, as no other
-    /// thread ran. Falls back to reading every slot when the counts do not fit.
+    /// it: only that slot and the slots of threads it started (new ones, or exited ones taken
+    /// again) are read again, as no other thread ran. Falls back to reading every slot when the counts do not fit.
     pub fn snapshot_after_step(
         &self,
         mut slots: Vec<SlotView>,
@@ -95,10 +95,12 @@ impl ChannelReader<'_> {
             return self.snapshot_into(false, slots);
         }
         slots.resize_with(n, SlotView::placeholder);
-        for (i, view) in slots.iter_mut().enumerate().skip(before) {
-            self.slot_view(i, n, false, false, view)?;
+        for (i, view) in slots.iter_mut().enumerate() {
+            // (a slot that was exited may hold a new thread now: a joined thread's is reused)
+            if i >= before || i == stepped || matches!(view.state, SlotState::Exited) {
+                self.slot_view(i, n, false, false, view)?;
+            }
         }
-        self.slot_view(stepped, n, false, false, &mut slots[stepped])?;
         Ok(Snapshot { slots, ended: None })
     }
 
@@ -199,6 +201,7 @@ impl ChannelReader<'_> {
                     pc.wrapping_sub(self.load_bias)
                 )))
             }
+            err::LIMIT => return Err(ExecError::Fatal(self.ch.err_msg())),
             err::RUNTIME => {
                 return Err(ExecError::Fatal(format!(
                     "runtime failure: {}",

@@ -368,7 +368,12 @@ impl<'a> Explorer<'a> {
     /// Take in new threads and pending operations from a snapshot.
     pub(super) fn absorb(&mut self, run: &mut Run, snap: &Snapshot) {
         for (slot, view) in snap.slots.iter().enumerate() {
-            if slot >= run.slot_tid.len() {
+            // the slot of a thread that exited (and was joined) taken by a new one
+            let reused = slot > 0
+                && slot < run.slot_tid.len()
+                && run.threads[run.slot_tid[slot].index()].exited
+                && matches!(view.state, SlotState::Stopped(p) if matches!(p.op, Op::ThreadStart));
+            if slot >= run.slot_tid.len() || reused {
                 let tid = if slot == 0 {
                     ThreadId::MAIN
                 } else {
@@ -386,7 +391,11 @@ impl<'a> Explorer<'a> {
                     th.clock = spawn_clock;
                     id
                 };
-                run.slot_tid.push(tid);
+                if reused {
+                    run.slot_tid[slot] = tid;
+                } else {
+                    run.slot_tid.push(tid);
+                }
                 run.thread(tid).slot = slot as u32;
             }
             let tid = run.slot_tid[slot];

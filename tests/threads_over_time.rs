@@ -1,0 +1,45 @@
+//! The thread limit counts threads alive at once: a joined thread's slot is taken by the next
+//! one. Past the limit the checker says so in one line (exit 2), never an error of the
+//! program's.
+
+mod common;
+
+use common::{builds, check, compile, source, Scratch};
+
+#[test]
+fn hundreds_of_threads_created_and_joined_in_turn_are_checked() {
+    let scratch = Scratch::new("threads-over-time");
+    for (cc, opt) in builds() {
+        let bin = compile(&scratch, &source("many_threads.c"), cc, &[opt]);
+        for model in ["sc", "tso", "pso"] {
+            // each thread joined before the next starts: one execution
+            let r = check(&bin, model, &[]);
+            assert_eq!(
+                (r.verdict(), r.executions()),
+                ("ok", 1),
+                "{cc} {opt} {model}\n{}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn more_threads_alive_than_the_limit_is_a_clear_error() {
+    let scratch = Scratch::new("threads-alive");
+    let bin = compile(
+        &scratch,
+        &source("many_threads.c"),
+        "gcc",
+        &["-O1", "-DALIVE"],
+    );
+    let r = check(&bin, "sc", &[]);
+    assert_eq!(r.status, 2, "{}{}", r.stdout, r.stderr);
+    let last = r.stderr.lines().last().unwrap_or("");
+    assert!(
+        last.contains("more than 256 threads alive at once"),
+        "{}",
+        r.stderr
+    );
+}
