@@ -86,6 +86,7 @@ enum smc_site_kind {
     SMC_SITE_FENCE = 7,      /* size holds the fence kind: 1 mfence, 2 sfence, 3 lfence */
     SMC_SITE_UNSUPPORTED = 8,/* cannot be executed faithfully on shared memory */
     SMC_SITE_STRING = 9,     /* movs/stos/lods/cmps/scas: carried out by the runtime in pieces */
+    SMC_SITE_ERROR_CALL = 10,/* entry of the program's own reach_error (size 0) or __VERIFIER_error (1) */
 };
 
 /* smc_site.string_op of a string site (its element size is smc_site.size) */
@@ -231,7 +232,7 @@ enum smc_err {
     SMC_ERR_UNSUPPORTED = 4, /* an instruction the checker cannot run faithfully */
     SMC_ERR_RUNTIME = 5,   /* the runtime itself failed: err_msg */
     SMC_ERR_CALL = 6,      /* a call the checker cannot follow (fork, exec...): err_msg names it */
-    SMC_ERR_LIMIT = 7,     /* past a limit of the checker's: err_msg says which */
+    SMC_ERR_LIMIT = 7,     /* past a limit of the checker's (err_msg says which): the execution is cut */
 };
 
 /* Init handshake states (smc_header.init_state, a futex). */

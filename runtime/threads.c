@@ -279,14 +279,15 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     if (!in_execution()) return real_pthread_create(t, attr, fn, arg);
     int slot = free_slot();
     if (slot < 0) {
-        /* not an error of the program's: the checker cannot follow it */
+        /* not an error of the program's: the execution is cut here, as at the step bound */
         char msg[128];
         snprintf(msg, sizeof msg,
                  g_coroutines ? "more than %d threads alive at once (the checker's limit)"
                               : "more than %d threads in one execution (the checker's limit with a process per execution)",
                  SMC_MAX_THREADS);
         report_error(SMC_ERR_LIMIT, 0, CALLER_PC, 0, msg);
-        die_now(125);
+        if (g_coroutines) co_end(0, 0); /* the execution is cut there */
+        die_now(0);
     }
     uint32_t n = (uint32_t)slot, count = LOAD(&ch->nthreads);
     g_joined[n] = 0;

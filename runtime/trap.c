@@ -465,6 +465,13 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
         if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);
         return;
     }
+    if (st->kind == SMC_SITE_ERROR_CALL) {
+        /* the program's own reach_error or __VERIFIER_error: named where it was called from */
+        uint64_t ret = smc_entry_return_address(uc);
+        report_error(SMC_ERR_VERIFIER, 0, ret ? ret - 1 : pc, 0,
+                     st->size ? "__VERIFIER_error() reached" : "reach_error() reached");
+        abort();
+    }
     if (st->kind == SMC_SITE_STRING) {
         smc_pieces_begin(pc, site_no);
         t_in_trap = 1;

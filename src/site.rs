@@ -16,7 +16,14 @@ pub mod site_kind {
     /// A string instruction (`movs`, `stos`, `lods`, `cmps`, `scas`, with or without a `rep`
     /// prefix): the runtime carries it out itself, as 8-byte-word pieces (`Site::string_op`).
     pub const STRING: u8 = 9;
+    /// The first instruction of a function the program defines that is an error call by
+    /// convention (`reach_error`, `__VERIFIER_error`; `Site::size` says which, see
+    /// `error_call`): reaching it is an error.
+    pub const ERROR_CALL: u8 = 10;
 }
+
+/// `Site::size` of a `site_kind::ERROR_CALL` site: the function, by its index here.
+pub const ERROR_CALLS: [&str; 2] = ["reach_error", "__VERIFIER_error"];
 
 /// `Site::string_op` of a `site_kind::STRING` site: which instruction (its element size is
 /// `Site::size`).

@@ -303,3 +303,26 @@ fn nondet_values_are_explored() {
         );
     }
 }
+
+/// A `reach_error` the program defines itself (empty, as in many SV-COMP tasks) is hooked:
+/// reaching it is the error, named where it was called. (Optimising compilers remove a call of
+/// an empty function, hence -O0, as SV-COMP's tasks are built by tests/svcomp.py.)
+#[test]
+fn a_reach_error_of_the_programs_own_is_the_error_call() {
+    let scratch = Scratch::new("own-reach-error");
+    for cc in ["gcc", "clang"] {
+        let bin = compile(&scratch, &source("own_reach_error.c"), cc, &["-O0"]);
+        for model in ["sc", "tso"] {
+            let r = check(&bin, model, &["--keep-going"]);
+            let error = r.json.as_ref().map(|j| j["error"].clone());
+            let message = error.as_ref().and_then(|e| e["message"].as_str());
+            assert_eq!(
+                (r.verdict(), r.executions(), message),
+                ("error", 2, Some("reach_error() reached")),
+                "{cc} {model}\n{}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}

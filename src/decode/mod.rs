@@ -33,6 +33,9 @@ pub trait Decoder: Sync {
     /// exactly what it was before they existed (the patches of short sites may then span the
     /// private accesses after them).
     fn decode(&self, section: &CodeSection, private: bool) -> DecodedSection;
+    /// A site of `kind` for the one instruction at address `addr` of `section` (a function's
+    /// entry), whatever it does; None when no instruction decodes there.
+    fn site_at(&self, section: &CodeSection, addr: u64, kind: u8) -> Option<DecodedSite>;
     /// Bytes that run the site's instruction at address `at` and then jump back after the
     /// original, for the program loaded with `bias` added to its file addresses. At most
     /// [`Decoder::copy_stride`] bytes.

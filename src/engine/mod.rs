@@ -63,6 +63,9 @@ pub enum RuntimeErrorKind {
     Assertion,
     Signal(i32),
     Verifier,
+    /// Past a limit of the checker's (more threads alive than it has slots): the execution is
+    /// cut, as at the step bound.
+    Limit,
 }
 
 #[derive(Clone, Debug)]

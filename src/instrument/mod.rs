@@ -3,7 +3,7 @@
 
 use crate::decode::{DecodedSite, Decoder};
 use crate::program::Program;
-use crate::site::Site;
+use crate::site::{site_kind, Site, ERROR_CALLS};
 
 #[derive(Clone)]
 pub struct Plan {
@@ -28,6 +28,23 @@ impl Plan {
             let d = decoder.decode(section, private);
             sites.extend(d.sites);
             wide_state |= d.wide_state;
+        }
+        // the error calls the program defines itself (SV-COMP's `void reach_error(){}`): their
+        // first instruction reports the error, in place of any site there
+        for (k, name) in ERROR_CALLS.iter().enumerate() {
+            let Some(addr) = program.function_address(name) else {
+                continue;
+            };
+            let hook = program
+                .code
+                .iter()
+                .find(|c| addr >= c.addr && addr < c.addr + c.bytes.len() as u64)
+                .and_then(|c| decoder.site_at(c, addr, site_kind::ERROR_CALL));
+            if let Some(mut hook) = hook {
+                hook.site.size = k as u32;
+                sites.retain(|s| s.site.offset != addr);
+                sites.push(hook);
+            }
         }
         sites.sort_by_key(|s| s.site.offset);
         let stride = decoder.copy_stride();

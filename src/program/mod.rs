@@ -247,6 +247,14 @@ impl Program {
     }
 
     /// The name of the function starting at `addr`.
+    /// The address of the function the program defines under `name`.
+    pub fn function_address(&self, name: &str) -> Option<u64> {
+        self.functions
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.addr)
+    }
+
     pub fn function_named_at(&self, addr: u64) -> Option<&str> {
         Self::lookup(&self.functions, addr, false)
             .filter(|(_, off)| *off == 0)

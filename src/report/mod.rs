@@ -580,7 +580,8 @@ pub fn verdict_line(
         ),
         (None, n) => format!(
             "verdict: BOUNDED: no error found, but {n} execution(s) were cut at the step bound \
-             (often a spin loop that is not a plain await loop; see --max-steps)\n"
+             (often a spin loop that is not a plain await loop; see --max-steps) or at more \
+             than 256 threads alive at once\n"
         ),
     }
 }

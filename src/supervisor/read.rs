@@ -201,7 +201,7 @@ impl ChannelReader<'_> {
                     pc.wrapping_sub(self.load_bias)
                 )))
             }
-            err::LIMIT => return Err(ExecError::Fatal(self.ch.err_msg())),
+            err::LIMIT => Some(error(RuntimeErrorKind::Limit)),
             err::RUNTIME => {
                 return Err(ExecError::Fatal(format!(
                     "runtime failure: {}",

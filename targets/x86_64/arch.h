@@ -29,6 +29,12 @@ static inline void smc_set_reg(greg_t *g, int n, uint64_t v) { g[smc_greg_index[
 static inline uint64_t smc_pc(const greg_t *g) { return (uint64_t)g[REG_RIP]; }
 static inline void smc_set_pc(greg_t *g, uint64_t pc) { g[REG_RIP] = (greg_t)pc; }
 static inline uint64_t smc_sp(const greg_t *g) { return smc_reg(g, 4); }
+/* At a function's first instruction: where it returns to (0 if unreadable). */
+static inline uint64_t smc_entry_return_address(const greg_t *g) {
+    uint64_t sp = smc_sp(g), ret = 0;
+    if (sp >= 4096) __builtin_memcpy(&ret, (const void *)(uintptr_t)sp, 8);
+    return ret;
+}
 /* The calling thread's fs base (the thread pointer: glibc's TCB starts with a pointer to
  * itself), which an fs-based operand adds to its address. */
 static inline uint64_t smc_fs_base(void) {

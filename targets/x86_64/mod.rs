@@ -362,6 +362,29 @@ impl Decoder for X86_64 {
         DecodedSection { sites, wide_state }
     }
 
+    fn site_at(&self, section: &CodeSection, addr: u64, kind: u8) -> Option<DecodedSite> {
+        let start = addr.checked_sub(section.addr)? as usize;
+        let bytes = section.bytes.get(start..)?;
+        let i = IcedDecoder::with_ip(64, bytes, addr, DecoderOptions::NONE).decode();
+        if i.is_invalid() {
+            return None;
+        }
+        let bytes = bytes[..i.len()].to_vec();
+        Some(DecodedSite {
+            site: Site {
+                offset: addr,
+                len: i.len() as u8,
+                kind,
+                base: REG_NONE,
+                index: REG_NONE,
+                scale: 1,
+                orig: bytes[0],
+                ..Site::default()
+            },
+            bytes,
+        })
+    }
+
     /// The instruction's own bytes, its RIP-relative displacement (if any) pointed again at the
     /// same address from the copy, then `jmp rel32` back. Done by hand rather than with iced's
     /// BlockEncoder: a memory instruction needs nothing more, and the encoder's tables cost

@@ -738,6 +738,7 @@ impl<'a> Explorer<'a> {
         let thread = err.slot.and_then(|s| run.slot_tid.get(s as usize).copied());
         let fault = thread.map(|t| (t, err.pc, err.addr));
         match err.kind {
+            RuntimeErrorKind::Limit => RunEnd::Bounded,
             RuntimeErrorKind::Assertion => RunEnd::Error(self.counterexample(
                 run,
                 ErrorKind::Assertion,
