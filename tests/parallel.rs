@@ -82,11 +82,12 @@ fn workers_and_shards_count_what_one_worker_counts() {
 
 #[test]
 fn the_counterexample_does_not_depend_on_timing() {
-    // 37 of 134 executions fail, below several leaves of the split top; which worker meets
+    // 160 of 257 executions fail, below several leaves of the split top; which worker meets
     // one first depends on timing (before the errors were ordered by where the exploration
-    // meets them, 2 of 6 runs here reported another counterexample). (One worker counts 132
-    // and 35: with errors cut short above the split, -j 2 counts two of them twice; a known
-    // defect of the split, see ARCHITECTURE.)
+    // meets them, 2 of 6 runs here reported another counterexample). (One worker counts 239
+    // and 142: with errors cut short above the split, -j 2 counts 18 of them twice; a known
+    // defect of the split, see ARCHITECTURE. Failing executions are many: the threads that
+    // main's failure cuts off also run ahead of it.)
     let scratch = Scratch::new("parallel-order");
     let binary = fib(&scratch, &["-DBOUND=4"]);
     let traces: Vec<String> = (0..6)
@@ -95,7 +96,7 @@ fn the_counterexample_does_not_depend_on_timing() {
             let j = r.json.as_ref().unwrap();
             assert_eq!(
                 (r.executions(), j["errors"][0]["count"].as_u64()),
-                (134, Some(37)),
+                (257, Some(160)),
                 "{}",
                 r.command
             );
@@ -122,10 +123,10 @@ fn workers_and_shards_find_the_error() {
     let failing = |r: &common::Run| r.json.as_ref().unwrap()["errors"][0]["count"].as_u64();
     let one = check(&binary, "sc", &["-j", "1", "--keep-going"]);
     let two = check(&binary, "sc", &["-j", "2", "--keep-going"]);
-    assert_eq!(one.executions(), 140, "{}", one.command);
-    assert_eq!(failing(&one), Some(4), "{}", one.command);
-    assert_eq!(two.executions(), 140, "{}", two.command);
-    assert_eq!(failing(&two), Some(4), "{}", two.command);
+    assert_eq!(one.executions(), 146, "{}", one.command);
+    assert_eq!(failing(&one), Some(10), "{}", one.command);
+    assert_eq!(two.executions(), 146, "{}", two.command);
+    assert_eq!(failing(&two), Some(10), "{}", two.command);
     let (_, combined) = shards(&scratch, &binary, "sc", 2);
     assert_eq!(combined.status, 1, "{}", combined.stderr);
     assert_eq!(combined.verdict(), "error");

@@ -326,3 +326,29 @@ fn a_reach_error_of_the_programs_own_is_the_error_call() {
         }
     }
 }
+
+/// An execution that a thread ends (here main's abort) cut the other threads off: their next
+/// operations race with its last step, so the executions where they run first are explored
+/// too, and the assertion behind the check is reached.
+#[test]
+fn an_abort_does_not_hide_what_the_other_threads_would_do_first() {
+    let scratch = Scratch::new("abort-wait");
+    for (cc, opt) in builds() {
+        let bin = compile(&scratch, &source("abort_wait.c"), cc, &[opt]);
+        for model in ["sc", "tso", "pso"] {
+            let r = check(&bin, model, &["--keep-going"]);
+            let kinds: Vec<&str> = r
+                .json
+                .as_ref()
+                .and_then(|j| j["errors"].as_array())
+                .map(|e| e.iter().filter_map(|e| e["kind"].as_str()).collect())
+                .unwrap_or_default();
+            assert!(
+                kinds.contains(&"assertion") && kinds.contains(&"crash"),
+                "{cc} {opt} {model}: {kinds:?}\n{}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}

@@ -343,6 +343,9 @@ struct Run {
     flushing: Option<Entry>,
     /// Split exploration: this execution went past the top into a claimed subtree.
     claimed: bool,
+    /// The position of the step in which a thread ended the process (a failed assertion,
+    /// abort(), a crash): it conflicts with every other thread's next operation.
+    ended_at: Option<usize>,
 }
 
 enum RunEnd {
@@ -567,6 +570,7 @@ impl Run {
                 .map(|(kind, bound)| Buffers::new(kind, bound)),
             flushing: None,
             claimed: false,
+            ended_at: None,
         }
     }
 
@@ -584,6 +588,7 @@ impl Run {
             buffers,
             flushing,
             claimed,
+            ended_at,
         } = o;
         self.sync.clone_from(sync);
         self.slot_tid.clone_from(slot_tid);
@@ -593,6 +598,7 @@ impl Run {
         self.buffers.clone_from(buffers);
         self.flushing.clone_from(flushing);
         self.claimed = *claimed;
+        self.ended_at = *ended_at;
     }
 
     /// Whether the threads of `snap` wait where they waited in this state.

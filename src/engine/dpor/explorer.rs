@@ -717,7 +717,16 @@ impl<'a> Explorer<'a> {
     }
 
     pub(super) fn finish(&mut self, run: &mut Run, ended: Ended) -> RunEnd {
-        self.analyse_pending(run);
+        // A thread that failed (an assertion, abort(), a crash) ended the process during its
+        // last step: the other threads' next operations, which it cut off, race with that
+        // step, so that they also run before it (SV-COMP's `if (!c) abort()` waits this way).
+        let ender = ended
+            .error
+            .as_ref()
+            .filter(|e| !matches!(e.kind, RuntimeErrorKind::Limit))
+            .and_then(|e| e.slot)
+            .and_then(|s| run.slot_tid.get(s as usize).copied());
+        self.analyse_pending_cut_off(run, ender);
         let Some(err) = ended.error else {
             return match ended.how {
                 ProcessEnd::Signaled(sig) => {
@@ -767,9 +776,22 @@ impl<'a> Explorer<'a> {
     /// Races of the operations threads were still waiting to run when the execution ended:
     /// a blocked lock, or a thread cut off by the process exit, may have run earlier.
     pub(super) fn analyse_pending(&mut self, run: &mut Run) {
+        self.analyse_pending_cut_off(run, None);
+    }
+
+    /// [`Explorer::analyse_pending`], where the process ended in the last step of `ender`: an
+    /// enabled pending operation of another thread also races with that step.
+    fn analyse_pending_cut_off(&mut self, run: &mut Run, ender: Option<ThreadId>) {
+        let last = ender.and_then(|t| run.threads[t.index()].last_event);
+        run.ended_at = last;
         for t in run.live() {
             let p = run.threads[t.index()].pending.unwrap();
+            let saved = run.process_exit;
+            if last.is_some() && Some(t) != ender && run.is_enabled(t) {
+                run.process_exit = last; // (what every event races with)
+            }
             self.record(run, Event::from_pending(t, &p), true, true);
+            run.process_exit = saved;
         }
     }
 
@@ -919,7 +941,15 @@ impl<'a> Explorer<'a> {
             }
             if let Some(te) = run.trace.get(i) {
                 if !node.explored.iter().any(|(t, _)| *t == node.chosen) {
-                    node.explored.push((node.chosen, te.ev.clone()));
+                    let mut ev = te.ev.clone();
+                    if run.ended_at == Some(i) {
+                        // the step ended the process: asleep, it wakes at any other event
+                        ev.op = Op::ProcessExit {
+                            status: 0,
+                            handlers: true,
+                        };
+                    }
+                    node.explored.push((node.chosen, ev));
                 }
             }
             let candidates = node.backtrack.iter().copied().filter(|&t| {
