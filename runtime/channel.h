@@ -87,6 +87,8 @@ enum smc_site_kind {
     SMC_SITE_UNSUPPORTED = 8,/* cannot be executed faithfully on shared memory */
     SMC_SITE_STRING = 9,     /* movs/stos/lods/cmps/scas: carried out by the runtime in pieces */
     SMC_SITE_ERROR_CALL = 10,/* entry of the program's own reach_error (size 0) or __VERIFIER_error (1) */
+    SMC_SITE_ATOMIC_ENTRY = 11, /* entry of a function named __VERIFIER_atomic_*: a section begins */
+    SMC_SITE_ATOMIC_EXIT = 12,  /* a return of such a function: the section ends */
 };
 
 /* smc_site.string_op of a string site (its element size is smc_site.size) */

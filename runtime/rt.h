@@ -244,6 +244,12 @@ void smc_copy_pieces(uint64_t d, uint64_t s, uint64_t len, int down, uint64_t pc
 void smc_fill_pieces(uint64_t d, uint64_t len, const uint8_t pattern[8], uint32_t period, int down, uint64_t pc,
                      uint32_t site);
 void memory_init(void);
+
+/* ---- sync.c ---- */
+
+extern __thread int t_atomic_depth; /* nesting of atomic sections */
+void atomic_begin(uint64_t pc);
+void atomic_end(uint64_t pc);
 int in_runtime(uint64_t pc); /* pc is in the runtime's own code */
 
 /* ---- heap.c ---- */

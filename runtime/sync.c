@@ -26,6 +26,18 @@ EXPORT void __assert_fail(const char *assertion, const char *file, unsigned line
     real_assert_fail(assertion, file, line, function);
 }
 
+/* ---- atomic sections: nested ones (an atomic function calling another) are one ---- */
+
+__thread int t_atomic_depth;
+
+void atomic_begin(uint64_t pc) {
+    if (in_execution() && t_atomic_depth++ == 0) smc_stop(SMC_OP_ATOMIC_BEGIN, 0, 0, 1, 0, pc, 0, 0);
+}
+void atomic_end(uint64_t pc) {
+    if (in_execution() && t_atomic_depth > 0 && --t_atomic_depth == 0)
+        smc_stop(SMC_OP_ATOMIC_END, 0, 0, 1, 0, pc, 0, 0);
+}
+
 /* ---- synchronisation: modelled by the supervisor, never executed for real ---- */
 
 #define VISIBLE(op, a, a2, arg) smc_stop((op), (uint64_t)(uintptr_t)(a), (uint64_t)(uintptr_t)(a2), 1, (arg), CALLER_PC, 0, 0)
@@ -157,12 +169,8 @@ EXPORT void reach_error(void) {
     if (in_execution()) report_error(SMC_ERR_VERIFIER, 0, CALLER_PC, 0, "reach_error() reached");
     abort();
 }
-EXPORT void __VERIFIER_atomic_begin(void) {
-    if (in_execution()) VISIBLE(SMC_OP_ATOMIC_BEGIN, 0, 0, 0);
-}
-EXPORT void __VERIFIER_atomic_end(void) {
-    if (in_execution()) VISIBLE(SMC_OP_ATOMIC_END, 0, 0, 0);
-}
+EXPORT void __VERIFIER_atomic_begin(void) { atomic_begin(CALLER_PC); }
+EXPORT void __VERIFIER_atomic_end(void) { atomic_end(CALLER_PC); }
 /* Record a value of the execution's final state (the litmus front-end observes registers and
  * memory this way); not an event, so it costs no round trip. */
 EXPORT void __smc_observe(unsigned index, unsigned long long value) {

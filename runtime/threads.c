@@ -122,6 +122,7 @@ static void thread_finish(void *ret) {
 static void *thread_start(void *p) {
     struct start_arg a = *(struct start_arg *)p;
     errno = 0; /* a new thread's; a coroutine's TLS starts as a copy of its creator's */
+    t_atomic_depth = 0;
     t_slot = a.slot;
     if (a.stack_lo) {
         t_stack_lo = a.stack_lo;
@@ -220,6 +221,7 @@ void co_start(void) {
     co_thread_reset();
     g_resume = -1;
     memset(g_joined, 0, sizeof g_joined);
+    t_atomic_depth = 0; /* main's (the host's TLS): an execution may have ended inside a section */
     for (uint32_t i = 0; i < g_co_span; i++) {
         g_co[i].waiting = 0;
         clear_stack(&g_co[i]);

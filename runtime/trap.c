@@ -472,6 +472,14 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
                      st->size ? "__VERIFIER_error() reached" : "reach_error() reached");
         abort();
     }
+    if (st->kind == SMC_SITE_ATOMIC_ENTRY) {
+        atomic_begin(pc);
+        return;
+    }
+    if (st->kind == SMC_SITE_ATOMIC_EXIT) {
+        atomic_end(pc);
+        return;
+    }
     if (st->kind == SMC_SITE_STRING) {
         smc_pieces_begin(pc, site_no);
         t_in_trap = 1;

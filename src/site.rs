@@ -20,7 +20,15 @@ pub mod site_kind {
     /// convention (`reach_error`, `__VERIFIER_error`; `Site::size` says which, see
     /// `error_call`): reaching it is an error.
     pub const ERROR_CALL: u8 = 10;
+    /// The first instruction of a function named `__VERIFIER_atomic_*` (SV-COMP: the whole
+    /// function is atomic): a section begins.
+    pub const ATOMIC_ENTRY: u8 = 11;
+    /// A `ret` of such a function: the section ends.
+    pub const ATOMIC_EXIT: u8 = 12;
 }
+
+/// Functions whose whole body is atomic (SV-COMP), by this prefix of their name.
+pub const ATOMIC_FUNCTION_PREFIX: &str = "__VERIFIER_atomic_";
 
 /// `Site::size` of a `site_kind::ERROR_CALL` site: the function, by its index here.
 pub const ERROR_CALLS: [&str; 2] = ["reach_error", "__VERIFIER_error"];

@@ -352,3 +352,24 @@ fn an_abort_does_not_hide_what_the_other_threads_would_do_first() {
         }
     }
 }
+
+/// Functions named `__VERIFIER_atomic_*` run atomically (hooked at their entry and returns;
+/// nested ones are one section): the two increments in either order, no update lost. (At -O0,
+/// as SV-COMP's tasks are built: an optimiser may inline them into their callers.)
+#[test]
+fn functions_named_atomic_run_atomically() {
+    let scratch = Scratch::new("atomic-functions");
+    for cc in ["gcc", "clang"] {
+        let bin = compile(&scratch, &source("atomic_functions.c"), cc, &["-O0"]);
+        for model in ["sc", "tso", "pso"] {
+            let r = check(&bin, model, &["--keep-going"]);
+            assert_eq!(
+                (r.verdict(), r.executions()),
+                ("ok", 2),
+                "{cc} {model}\n{}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}

@@ -36,6 +36,8 @@ pub trait Decoder: Sync {
     /// A site of `kind` for the one instruction at address `addr` of `section` (a function's
     /// entry), whatever it does; None when no instruction decodes there.
     fn site_at(&self, section: &CodeSection, addr: u64, kind: u8) -> Option<DecodedSite>;
+    /// The addresses of the return instructions in `[lo, hi)` of `section` (a function).
+    fn returns_in(&self, section: &CodeSection, lo: u64, hi: u64) -> Vec<u64>;
     /// Bytes that run the site's instruction at address `at` and then jump back after the
     /// original, for the program loaded with `bias` added to its file addresses. At most
     /// [`Decoder::copy_stride`] bytes.

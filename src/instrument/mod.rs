@@ -2,8 +2,17 @@
 //! copies themselves once the runtime says where its trampoline is.
 
 use crate::decode::{DecodedSite, Decoder};
+use crate::program::CodeSection;
 use crate::program::Program;
-use crate::site::{site_kind, Site, ERROR_CALLS};
+use crate::site::{site_kind, Site, ATOMIC_FUNCTION_PREFIX, ERROR_CALLS};
+
+/// The code section holding `addr`.
+fn section_of(program: &Program, addr: u64) -> Option<&CodeSection> {
+    program
+        .code
+        .iter()
+        .find(|c| addr >= c.addr && addr - c.addr < c.bytes.len() as u64)
+}
 
 #[derive(Clone)]
 pub struct Plan {
@@ -29,19 +38,28 @@ impl Plan {
             sites.extend(d.sites);
             wide_state |= d.wide_state;
         }
-        // the error calls the program defines itself (SV-COMP's `void reach_error(){}`): their
-        // first instruction reports the error, in place of any site there
+        // Hooks, in place of any site there: the error calls the program defines itself
+        // (SV-COMP's `void reach_error(){}`), whose first instruction reports the error, and
+        // the functions that are atomic by their name, whose entry and returns begin and end
+        // a section.
+        let mut hooks: Vec<(u64, u8, u32)> = Vec::new();
         for (k, name) in ERROR_CALLS.iter().enumerate() {
-            let Some(addr) = program.function_address(name) else {
-                continue;
-            };
-            let hook = program
-                .code
-                .iter()
-                .find(|c| addr >= c.addr && addr < c.addr + c.bytes.len() as u64)
-                .and_then(|c| decoder.site_at(c, addr, site_kind::ERROR_CALL));
+            if let Some(addr) = program.function_address(name) {
+                hooks.push((addr, site_kind::ERROR_CALL, k as u32));
+            }
+        }
+        for (lo, hi) in program.functions_prefixed(ATOMIC_FUNCTION_PREFIX) {
+            hooks.push((lo, site_kind::ATOMIC_ENTRY, 0));
+            if let Some(c) = section_of(program, lo) {
+                for ret in decoder.returns_in(c, lo, hi) {
+                    hooks.push((ret, site_kind::ATOMIC_EXIT, 0));
+                }
+            }
+        }
+        for (addr, kind, size) in hooks {
+            let hook = section_of(program, addr).and_then(|c| decoder.site_at(c, addr, kind));
             if let Some(mut hook) = hook {
-                hook.site.size = k as u32;
+                hook.site.size = size;
                 sites.retain(|s| s.site.offset != addr);
                 sites.push(hook);
             }

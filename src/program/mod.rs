@@ -247,6 +247,15 @@ impl Program {
     }
 
     /// The name of the function starting at `addr`.
+    /// The functions the program defines whose name starts with `prefix`: (start, end).
+    pub fn functions_prefixed(&self, prefix: &str) -> Vec<(u64, u64)> {
+        self.functions
+            .iter()
+            .filter(|f| f.name.starts_with(prefix) && f.size > 0)
+            .map(|f| (f.addr, f.addr.saturating_add(f.size)))
+            .collect()
+    }
+
     /// The address of the function the program defines under `name`.
     pub fn function_address(&self, name: &str) -> Option<u64> {
         self.functions

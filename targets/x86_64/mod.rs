@@ -362,6 +362,21 @@ impl Decoder for X86_64 {
         DecodedSection { sites, wide_state }
     }
 
+    fn returns_in(&self, section: &CodeSection, lo: u64, hi: u64) -> Vec<u64> {
+        let (Some(start), Some(end)) = (lo.checked_sub(section.addr), hi.checked_sub(section.addr))
+        else {
+            return Vec::new();
+        };
+        let Some(bytes) = section.bytes.get(start as usize..end as usize) else {
+            return Vec::new();
+        };
+        IcedDecoder::with_ip(64, bytes, lo, DecoderOptions::NONE)
+            .into_iter()
+            .filter(|i| i.flow_control() == FlowControl::Return)
+            .map(|i| i.ip())
+            .collect()
+    }
+
     fn site_at(&self, section: &CodeSection, addr: u64, kind: u8) -> Option<DecodedSite> {
         let start = addr.checked_sub(section.addr)? as usize;
         let bytes = section.bytes.get(start..)?;
