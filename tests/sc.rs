@@ -305,8 +305,9 @@ fn nondet_values_are_explored() {
 }
 
 /// A `reach_error` the program defines itself (empty, as in many SV-COMP tasks) is hooked:
-/// reaching it is the error, named where it was called. (Optimising compilers remove a call of
-/// an empty function, hence -O0, as SV-COMP's tasks are built by tests/svcomp.py.)
+/// reaching it is the error, named where it was called: main reads 0 (no error), or 1 with the
+/// thread's exit after or before its failing step (2 errors). (Optimising compilers remove a
+/// call of an empty function, hence -O0, as SV-COMP's tasks are built by tests/svcomp.py.)
 #[test]
 fn a_reach_error_of_the_programs_own_is_the_error_call() {
     let scratch = Scratch::new("own-reach-error");
@@ -318,7 +319,7 @@ fn a_reach_error_of_the_programs_own_is_the_error_call() {
             let message = error.as_ref().and_then(|e| e["message"].as_str());
             assert_eq!(
                 (r.verdict(), r.executions(), message),
-                ("error", 2, Some("reach_error() reached")),
+                ("error", 3, Some("reach_error() reached")),
                 "{cc} {model}\n{}{}",
                 r.stdout,
                 r.stderr
