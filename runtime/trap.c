@@ -458,13 +458,9 @@ void smc_access(int store, uint64_t ea, uint64_t size, void *buf, uint64_t pc, u
 
 /* The visible operation of the instruction of site `st` at `pc`, about to run with registers
  * `uc`: report it and wait for the engine's go. */
-static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
-    uint32_t site_no = (uint32_t)(st - g_sites) + 1;
-    if (!in_execution()) return;
-    if (st->kind == SMC_SITE_FENCE) {
-        if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);
-        return;
-    }
+/* The sites that are not one memory access: string instructions and hooked functions. */
+static __attribute__((noinline)) void at_special_site(const struct smc_site *st, uint64_t pc, greg_t *uc,
+                                                      uint32_t site_no) {
     if (st->kind == SMC_SITE_ERROR_CALL) {
         /* the program's own reach_error or __VERIFIER_error: named where it was called from */
         uint64_t ret = smc_entry_return_address(uc);
@@ -486,6 +482,18 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
         t_trap_pc = pc;
         smc_string_insn(st, pc, uc, site_no);
         t_in_trap = 0;
+    }
+}
+
+static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
+    uint32_t site_no = (uint32_t)(st - g_sites) + 1;
+    if (!in_execution()) return;
+    if (st->kind == SMC_SITE_FENCE) {
+        if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);
+        return;
+    }
+    if (st->kind >= SMC_SITE_STRING) {
+        at_special_site(st, pc, uc, site_no);
         return;
     }
     struct smc_slot *slot = &ch->slots[t_slot];

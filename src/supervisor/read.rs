@@ -94,10 +94,11 @@ impl ChannelReader<'_> {
         if n < before || stepped >= before {
             return self.snapshot_into(false, slots);
         }
+        // a thread creation may have taken the slot of a thread that exited (and was joined)
+        let spawned = matches!(&slots[stepped].state, SlotState::Stopped(p) if p.op == crate::event::Op::Spawn);
         slots.resize_with(n, SlotView::placeholder);
         for (i, view) in slots.iter_mut().enumerate() {
-            // (a slot that was exited may hold a new thread now: a joined thread's is reused)
-            if i >= before || i == stepped || matches!(view.state, SlotState::Exited) {
+            if i >= before || i == stepped || (spawned && matches!(view.state, SlotState::Exited)) {
                 self.slot_view(i, n, false, false, view)?;
             }
         }

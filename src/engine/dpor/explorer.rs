@@ -369,10 +369,10 @@ impl<'a> Explorer<'a> {
     pub(super) fn absorb(&mut self, run: &mut Run, snap: &Snapshot) {
         for (slot, view) in snap.slots.iter().enumerate() {
             // the slot of a thread that exited (and was joined) taken by a new one
-            let reused = slot > 0
+            let reused = matches!(view.state, SlotState::Stopped(p) if matches!(p.op, Op::ThreadStart))
+                && slot > 0
                 && slot < run.slot_tid.len()
-                && run.threads[run.slot_tid[slot].index()].exited
-                && matches!(view.state, SlotState::Stopped(p) if matches!(p.op, Op::ThreadStart));
+                && run.threads[run.slot_tid[slot].index()].exited;
             if slot >= run.slot_tid.len() || reused {
                 let tid = if slot == 0 {
                     ThreadId::MAIN
