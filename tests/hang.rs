@@ -17,13 +17,7 @@ fn a_hang_does_not_hide_another_threads_error() {
         let bin = compile(&scratch, &source("hang_and_fail.c"), cc, &[opt]);
         for model in ["sc", "tso", "pso"] {
             let r = check(&bin, model, &["--keep-going", "--exec-timeout", "0.5"]);
-            let mut kinds: Vec<&str> = r
-                .json
-                .as_ref()
-                .and_then(|j| j["errors"].as_array())
-                .map(|e| e.iter().filter_map(|e| e["kind"].as_str()).collect())
-                .unwrap_or_default();
-            kinds.sort();
+            let kinds = r.error_kinds();
             if (r.executions(), kinds.as_slice()) != (3, &["assertion", "hang"][..]) {
                 failures.push(format!(
                     "{cc} {opt} {model}: {} executions, errors {kinds:?}\n{}{}",

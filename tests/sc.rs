@@ -338,12 +338,7 @@ fn an_abort_does_not_hide_what_the_other_threads_would_do_first() {
         let bin = compile(&scratch, &source("abort_wait.c"), cc, &[opt]);
         for model in ["sc", "tso", "pso"] {
             let r = check(&bin, model, &["--keep-going"]);
-            let kinds: Vec<&str> = r
-                .json
-                .as_ref()
-                .and_then(|j| j["errors"].as_array())
-                .map(|e| e.iter().filter_map(|e| e["kind"].as_str()).collect())
-                .unwrap_or_default();
+            let kinds = r.error_kinds();
             assert!(
                 kinds.contains(&"assertion") && kinds.contains(&"crash"),
                 "{cc} {opt} {model}: {kinds:?}\n{}{}",

@@ -108,6 +108,17 @@ impl Run {
     pub fn error_kind(&self) -> Option<&str> {
         self.json.as_ref().and_then(|j| j["error"]["kind"].as_str())
     }
+    /// The kinds of every distinct error found (`--keep-going`), sorted.
+    pub fn error_kinds(&self) -> Vec<&str> {
+        let mut kinds: Vec<&str> = self
+            .json
+            .as_ref()
+            .and_then(|j| j["errors"].as_array())
+            .map(|e| e.iter().filter_map(|e| e["kind"].as_str()).collect())
+            .unwrap_or_default();
+        kinds.sort();
+        kinds
+    }
 }
 
 /// Run the checker in a directory of its own (removed afterwards), so the schedules it saves
