@@ -197,3 +197,22 @@ fn a_copied_binary_runs_the_engine_in_the_worker() {
     assert_eq!(json["engine"], "worker", "{stdout}");
     assert_eq!(json["verdict"], "error", "{stdout}");
 }
+
+/// A reader that goes away (`smc-run … | head -1`) is not the checker's error: no panic, and
+/// the exit status is still the verdict's.
+#[test]
+fn a_closed_stdout_does_not_end_the_check() {
+    let scratch = Scratch::new("closed-stdout");
+    let mut child = Command::new(common::checker())
+        .arg(common::example("bank.c"))
+        .current_dir(&scratch.0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // every line goes to a pipe nobody reads
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

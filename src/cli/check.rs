@@ -162,7 +162,7 @@ fn verifier_only(cli: &Cli) -> Result<Option<u8>, UsageError> {
     if cli.program.is_some() {
         return Ok(None);
     }
-    println!(
+    say!(
         "wrote {0}/smc_verifier.h and {0}/libsmc_verifier.so; build with \
          -I{0} -L{0} -lsmc_verifier -Wl,-rpath,{0}",
         dir.display()
@@ -258,7 +258,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
             shared = more;
             all_stacks = false;
             if !cli.quiet && !cli.json {
-                println!(
+                say!(
                     "smc-run: note: a thread accessed another thread's stack or thread-local \
                      memory ({}): checking again with its owner's accesses to it visible",
                     describe_ranges(found)
@@ -275,7 +275,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
             hung = Some(x);
             all_stacks = true;
             if !cli.quiet && !cli.json {
-                println!(
+                say!(
                     "smc-run: note: a thread ran past the time limit without a visible \
                      operation: checking again with every stack and thread-local access \
                      visible, in case it waits on memory another thread shares with it"
@@ -320,11 +320,12 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
                 .as_ref()
                 .is_some_and(|cx| cx.kind.name() == r.kind && cx.message == r.message);
             if same {
-                println!("replay: reproduced the saved error");
+                say!("replay: reproduced the saved error");
             } else {
-                println!(
+                say!(
                     "replay: did NOT reproduce the saved error ({}: {})",
-                    r.kind, r.message
+                    r.kind,
+                    r.message
                 );
             }
         }
@@ -332,7 +333,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     if !cli.json || !cli.quiet {
         let summary = report::summary_text(&model_name, &x.outcome, x.elapsed, x.part);
         if cli.quiet || cli.json {
-            print!(
+            say_part!(
                 "{}",
                 summary
                     .lines()
@@ -341,11 +342,11 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
                     .unwrap_or_default()
             );
         } else {
-            print!("{summary}");
+            say_part!("{summary}");
         }
     }
     if cli.json {
-        println!(
+        say!(
             "{}",
             report::json(&sym, &model_name, &x.outcome, x.elapsed, &saved, x.part)
         );
@@ -471,12 +472,12 @@ fn explore(
         } else {
             "checking"
         };
-        println!(
+        say!(
             "smc-run: {what} {} under {model_name} ({nsites} instrumented instructions)",
             given.display(),
         );
         if !program.has_line_info {
-            println!(
+            say!(
                 "smc-run: note: {} has no debug information; build it with -g to see file:line \
                  in counterexamples",
                 given.display()
@@ -568,10 +569,10 @@ fn print_errors(
         } else {
             String::new()
         };
-        println!("error: {}: {}{count}", cx.kind.name(), cx.message);
-        print!("{}", report::counterexample_text(sym, cx));
+        say!("error: {}: {}{count}", cx.kind.name(), cx.message);
+        say_part!("{}", report::counterexample_text(sym, cx));
         if let Some(f) = saved.get(k) {
-            println!(
+            say!(
                 "schedule saved to {0}; replay it with: smc-run --replay {0} {1}",
                 f.display(),
                 given.display()

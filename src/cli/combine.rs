@@ -38,9 +38,9 @@ pub(crate) fn run(cli: &CombineCli) -> Result<u8, UsageError> {
         .collect::<Result<Vec<_>, UsageError>>()?;
     let o = combine::combine(&results)?;
     if cli.json {
-        println!("{o}");
+        say!("{o}");
     } else {
-        print!("{}", combine::text(&o));
+        say_part!("{}", combine::text(&o));
     }
     Ok(exit_status(o["verdict"].as_str().unwrap_or("")))
 }

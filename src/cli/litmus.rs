@@ -132,10 +132,10 @@ pub(crate) fn run(cli: &LitmusCli) -> Result<u8, UsageError> {
             }
             let mismatch = expected.and_then(|e| e.mismatch(&c));
             if detailed && !cli.json {
-                print!("{}", report::litmus::herd_text(&test, &c));
+                say_part!("{}", report::litmus::herd_text(&test, &c));
             }
             if (!detailed && !cli.quiet) || mismatch.is_some() {
-                println!("{}", report::litmus::line(&test, &c, expected));
+                say!("{}", report::litmus::line(&test, &c, expected));
             }
             if let (Some(d), Some(e)) = (mismatch, expected) {
                 mismatches.push(format!(
@@ -160,9 +160,9 @@ pub(crate) fn run(cli: &LitmusCli) -> Result<u8, UsageError> {
     let elapsed = started.elapsed().as_secs_f64();
     if !detailed || expectations.is_some() {
         if !mismatches.is_empty() {
-            println!("\nmismatches ({}):", mismatches.len());
+            say!("\nmismatches ({}):", mismatches.len());
             for m in &mismatches {
-                println!("  {m}");
+                say!("  {m}");
             }
         }
         let vs = match &cli.expect {
@@ -178,14 +178,14 @@ pub(crate) fn run(cli: &LitmusCli) -> Result<u8, UsageError> {
             ),
             None => String::new(),
         };
-        println!(
+        say!(
             "litmus: {} tests x {} models: {checked} checked, {errors} errors{vs}; {elapsed:.1}s",
             files.len(),
             cli.model.len()
         );
     }
     if cli.json {
-        println!(
+        say!(
             "{}",
             serde_json::json!({
                 "schema": report::JSON_SCHEMA,

@@ -7,6 +7,23 @@ use std::time::Duration;
 
 use smc_run::{engine, supervisor};
 
+/// `println!` to stdout, where a reader that went away (`smc-run … | head`) is not an error:
+/// the check goes on and ends with its verdict's exit status.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` as [`say!`].
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod check;
 mod combine;
 mod litmus;
