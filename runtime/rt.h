@@ -248,6 +248,7 @@ void memory_init(void);
 /* ---- sync.c ---- */
 
 extern __thread int t_atomic_depth; /* nesting of atomic sections */
+extern __thread uint64_t t_atomic_begin_pc; /* a section not announced yet: where it began */
 void atomic_begin(uint64_t pc);
 void atomic_end(uint64_t pc);
 int in_runtime(uint64_t pc); /* pc is in the runtime's own code */

@@ -29,13 +29,21 @@ EXPORT void __assert_fail(const char *assertion, const char *file, unsigned line
 /* ---- atomic sections: nested ones (an atomic function calling another) are one ---- */
 
 __thread int t_atomic_depth;
+/* A section is announced with its first visible operation (smc_stop): one with none inside is
+ * no section (no other thread could have told), only the fence a section begins with. */
+__thread uint64_t t_atomic_begin_pc;
 
 void atomic_begin(uint64_t pc) {
-    if (in_execution() && t_atomic_depth++ == 0) smc_stop(SMC_OP_ATOMIC_BEGIN, 0, 0, 1, 0, pc, 0, 0);
+    if (in_execution() && t_atomic_depth++ == 0) t_atomic_begin_pc = pc ? pc : 1;
 }
 void atomic_end(uint64_t pc) {
-    if (in_execution() && t_atomic_depth > 0 && --t_atomic_depth == 0)
+    if (!in_execution() || t_atomic_depth == 0 || --t_atomic_depth) return;
+    if (!t_atomic_begin_pc) {
         smc_stop(SMC_OP_ATOMIC_END, 0, 0, 1, 0, pc, 0, 0);
+        return;
+    }
+    t_atomic_begin_pc = 0;
+    if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, 1, pc, 0, 0);
 }
 
 /* ---- synchronisation: modelled by the supervisor, never executed for real ---- */

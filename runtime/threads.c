@@ -123,6 +123,7 @@ static void *thread_start(void *p) {
     struct start_arg a = *(struct start_arg *)p;
     errno = 0; /* a new thread's; a coroutine's TLS starts as a copy of its creator's */
     t_atomic_depth = 0;
+    t_atomic_begin_pc = 0;
     t_slot = a.slot;
     if (a.stack_lo) {
         t_stack_lo = a.stack_lo;
@@ -222,6 +223,7 @@ void co_start(void) {
     g_resume = -1;
     memset(g_joined, 0, sizeof g_joined);
     t_atomic_depth = 0; /* main's (the host's TLS): an execution may have ended inside a section */
+    t_atomic_begin_pc = 0;
     for (uint32_t i = 0; i < g_co_span; i++) {
         g_co[i].waiting = 0;
         clear_stack(&g_co[i]);

@@ -220,6 +220,12 @@ static void wait_go(struct smc_slot *s, const struct hash_src *h) {
  * and the stack near them are as they were at the stop: nothing else ran in between. */
 uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg, uint64_t pc,
                   const struct hash_src *h, uint32_t site) {
+    if (__builtin_expect(t_atomic_begin_pc != 0, 0)) {
+        /* the first visible operation of an atomic section: the section begins before it */
+        uint64_t begun = t_atomic_begin_pc;
+        t_atomic_begin_pc = 0;
+        smc_stop(SMC_OP_ATOMIC_BEGIN, 0, 0, 1, 0, begun, 0, 0);
+    }
     struct smc_slot *s = &ch->slots[t_slot];
     int saved_errno = errno; /* the program's, and the wait makes system calls */
     if (g_coroutines) {

@@ -369,3 +369,20 @@ fn functions_named_atomic_run_atomically() {
         }
     }
 }
+
+/// An atomic section with no visible operation inside is no section (its begin is announced
+/// with its first operation): threads that touch disjoint memory stay independent, one
+/// execution under every model (the section's fence remains under store buffers).
+#[test]
+fn empty_atomic_sections_order_nothing() {
+    for model in ["sc", "tso", "pso"] {
+        let r = check(&source("empty_sections.c"), model, &[]);
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            ("ok", 1),
+            "{model}\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
