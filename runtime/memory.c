@@ -52,17 +52,16 @@ void smc_store_pieces(uint64_t a, uint64_t len, const void *buf, uint64_t pc, ui
  * source, a piece is at most d - s bytes long, so that it reads what the copy wrote there
  * before, as a byte-by-byte copy would (and the mirror image going down). */
 void smc_copy_pieces(uint64_t d, uint64_t s, uint64_t len, int down, uint64_t pc, uint32_t site) {
+    int ahead_up = !down && d > s && d - s < len, ahead_down = down && s > d && s - d < len;
     if (!smc_range_watched(d, len) && !smc_range_watched(s, len)) {
         /* (going up onto an overlapping destination above, byte by byte as the pieces do) */
-        if (!down && d > s && d - s < len)
+        if (ahead_up)
             for (uint64_t i = 0; i < len; i++) ((uint8_t *)(uintptr_t)d)[i] = ((uint8_t *)(uintptr_t)s)[i];
         else
             REAL_FN(memmove)((void *)(uintptr_t)d, (void *)(uintptr_t)s, len);
         return;
     }
-    uint64_t cap = 8;
-    if (!down && d > s && d - s < len) cap = min2(cap, d - s);
-    if (down && s > d && s - d < len) cap = min2(cap, s - d);
+    uint64_t cap = ahead_up ? min2(8, d - s) : ahead_down ? min2(8, s - d) : 8;
     uint8_t tmp[8];
     for (uint64_t done = 0, c; done < len; done += c) {
         uint64_t from, to;
@@ -105,17 +104,22 @@ void smc_fill_pieces(uint64_t d, uint64_t len, const uint8_t pattern[8], uint32_
  * program's. */
 static uint64_t g_rt_lo, g_rt_hi;
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
-    (void)size;
-    uint64_t self = *(uint64_t *)data;
-    uint64_t lo = UINT64_MAX, hi = 0;
+void object_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi) {
+    *lo = UINT64_MAX;
+    *hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD) continue;
         uint64_t a = info->dlpi_addr + ph->p_vaddr;
-        if (a < lo) lo = a;
-        if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
+        if (a < *lo) *lo = a;
+        if (a + ph->p_memsz > *hi) *hi = a + ph->p_memsz;
     }
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    uint64_t self = *(uint64_t *)data, lo, hi;
+    object_span(info, &lo, &hi);
     if (self < lo || self >= hi) return 0;
     g_rt_lo = lo;
     g_rt_hi = hi;

@@ -244,6 +244,9 @@ void smc_copy_pieces(uint64_t d, uint64_t s, uint64_t len, int down, uint64_t pc
 void smc_fill_pieces(uint64_t d, uint64_t len, const uint8_t pattern[8], uint32_t period, int down, uint64_t pc,
                      uint32_t site);
 void memory_init(void);
+struct dl_phdr_info;
+/* The lowest and highest address of an object's loaded segments. */
+void object_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi);
 
 /* ---- sync.c ---- */
 

@@ -628,15 +628,7 @@ static int first_object(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     uint64_t *out = data; /* bias, lowest, highest address of the executable */
     out[0] = info->dlpi_addr;
-    out[1] = UINT64_MAX;
-    out[2] = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD) continue;
-        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (lo < out[1]) out[1] = lo;
-        if (hi > out[2]) out[2] = hi;
-    }
+    object_span(info, &out[1], &out[2]);
     return 1; /* the first object is the executable */
 }
 

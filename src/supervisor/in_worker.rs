@@ -643,9 +643,9 @@ impl NativeTarget {
         self.end()?;
         self.ch.reset_execution();
         self.begin_command(true);
-        // the last step count seen, when it changed, and whether the hang signal went out
-        let mut last = (0, Instant::now(), false);
-        let mut hang_sent: Option<Instant> = None;
+        // the last step count seen and when it changed; the first and last hang signal since
+        let (mut steps_seen, mut quiet_since) = (0, Instant::now());
+        let mut hang_sent: Option<(Instant, Instant)> = None;
         let mut shown = Instant::now();
         let mut stopping: Option<Instant> = None;
         let grace = Duration::from_secs(2);
@@ -682,21 +682,20 @@ impl NativeTarget {
                 }
             }
             let steps = h.steps.load(SeqCst);
-            if steps != last.0 {
-                last = (steps, Instant::now(), false);
+            let now = Instant::now();
+            if steps != steps_seen {
+                (steps_seen, quiet_since) = (steps, now);
                 hang_sent = None;
-            } else if last.1.elapsed() > self.timeout
-                && hang_sent.is_none_or(|t: Instant| t.elapsed() > HANG_RESEND)
-            {
+            } else if now - quiet_since > self.timeout {
                 // a thread runs without a visible operation: the worker sets it aside as
                 // hung (again until it does: it waits out the runtime's own code)
-                self.signal_execution(hang_signal());
-                if !last.2 {
-                    last = (steps, Instant::now(), true);
+                let (_, last) = hang_sent.get_or_insert((now, now - HANG_RESEND));
+                if now - *last >= HANG_RESEND {
+                    *last = now;
+                    self.signal_execution(hang_signal());
                 }
-                hang_sent = Some(Instant::now());
             }
-            let stuck = last.2 && last.1.elapsed() > grace;
+            let stuck = hang_sent.is_some_and(|(first, _)| first.elapsed() > grace);
             if stuck || stopping.is_some_and(|t| t.elapsed() > grace) {
                 // the engine itself is stuck, or does not stop: the checker explores (or
                 // reports the interruption) by itself

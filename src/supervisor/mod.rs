@@ -515,13 +515,13 @@ impl NativeTarget {
         };
         let mut hang_sent: Option<(Instant, Instant)> = None; // first and last signal
         let mut spins = 0u32;
-        // (also before the first look: a long execution whose every step is quick never
-        // gets to the check below)
-        if interrupted() {
-            self.kill_execution()?;
-            return Err(ExecError::Interrupted);
-        }
         loop {
+            // (first: a long execution whose every step is quick never waits long enough to
+            // see it later)
+            if interrupted() {
+                self.kill_execution()?;
+                return Err(ExecError::Interrupted);
+            }
             let seq = self.ch.sup_futex().load(SeqCst);
             if self.exec_ended() {
                 self.in_exec = false;
@@ -542,10 +542,6 @@ impl NativeTarget {
                     std::hint::spin_loop();
                 }
                 continue;
-            }
-            if interrupted() {
-                self.kill_execution()?;
-                return Err(ExecError::Interrupted);
             }
             if started.elapsed() > limit {
                 let now = Instant::now();
