@@ -6,6 +6,7 @@
 //! node with an unexplored backtrack thread (or an unexplored outcome of a choice) is taken.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -86,10 +87,10 @@ struct Node {
     alts: u32,
     enabled: Threads,
     backtrack: Threads,
-    /// Inherited sleep set, with each sleeping thread's next event.
-    sleep: Vec<(ThreadId, Event)>,
-    /// Threads already explored from this node, with the event they ran.
-    explored: Vec<(ThreadId, Event)>,
+    /// Inherited sleep set, with each sleeping thread's next step.
+    sleep: Vec<(ThreadId, Asleep)>,
+    /// Threads already explored from this node, with the step they ran.
+    explored: Vec<(ThreadId, Asleep)>,
     /// The operation `chosen` ran here, to check that replays run the same.
     op: Option<Op>,
     /// What the executor was told to do here, for scripting the replay of this position.
@@ -97,6 +98,41 @@ struct Node {
     /// The step here set its thread aside as hung: a replay expects it to hang again
     /// (`Executor::step_hanging`), and no script or checkpoint goes past it.
     hangs: bool,
+    /// When `chosen` began an atomic section here: what the section did in every execution
+    /// through here so far (outcomes of choices inside it differ).
+    section: Option<SectionBody>,
+}
+
+/// The events of an atomic section after its begin, gathered over executions; `Open` once
+/// some execution did not finish it (it ended the process or hung inside).
+enum SectionBody {
+    Closed(Vec<Event>),
+    Open,
+}
+
+/// A thread's next step as a sleep set keeps it: its event, and when that begins an atomic
+/// section, the rest of the section as it ran. Sections move as one step (race reversals go
+/// to their begin), and the begin itself touches nothing, so a sleeping section wakes at what
+/// conflicts with any part of it; until then it would run the same.
+#[derive(Clone)]
+struct Asleep {
+    ev: Event,
+    section: Option<Arc<[Event]>>,
+}
+
+impl Asleep {
+    fn plain(ev: Event) -> Asleep {
+        Asleep { ev, section: None }
+    }
+
+    fn conflicts(&self, model: &dyn Model, ev: &Event) -> bool {
+        model.conflicts(&self.ev, ev)
+            || self
+                .section
+                .iter()
+                .flat_map(|s| s.iter())
+                .any(|e| model.conflicts(e, ev))
+    }
 }
 
 impl Node {
@@ -173,6 +209,9 @@ struct TraceEvent {
     seq: u32,
     /// Position of the `__VERIFIER_atomic_begin` whose section holds this event.
     section: Option<usize>,
+    /// Position of the end of that section, once it has ended. A section is one step: what
+    /// comes after any event of it comes after all of it (its clock is the end's).
+    closed_at: Option<u32>,
 }
 
 #[derive(Default)]
@@ -346,6 +385,9 @@ struct Run {
     /// The position of the step in which a thread ended the process (a failed assertion,
     /// abort(), a crash): it conflicts with every other thread's next operation.
     ended_at: Option<usize>,
+    /// Races (earlier position, later position) whose later event is inside an atomic section
+    /// still open: reversed when it ends, as the section is one step.
+    deferred: Vec<(usize, usize)>,
 }
 
 enum RunEnd {
@@ -461,6 +503,7 @@ pub fn replay(
             op: None,
             step: None,
             hangs: false,
+            section: None,
         });
     }
     explore_from(x, exec, cfg, &mut |_| true, true)
@@ -479,7 +522,10 @@ fn explore_from(
             // asked before each execution: a target learns how it runs them with the first
             x.max_prefix = exec.max_prefix();
         }
-        let (end, run) = x.run_one(exec)?;
+        let diverged_at = x.replay_until;
+        let (end, mut run) = x.run_one(exec)?;
+        x.reverse_deferred(&mut run);
+        x.gather_sections(&run, diverged_at);
         let end = x.settle_leaf(&run, end);
         let stats = &mut o.stats;
         stats.events += run.trace.len() as u64;
@@ -571,6 +617,7 @@ impl Run {
             flushing: None,
             claimed: false,
             ended_at: None,
+            deferred: Vec::new(),
         }
     }
 
@@ -589,6 +636,7 @@ impl Run {
             flushing,
             claimed,
             ended_at,
+            deferred,
         } = o;
         self.sync.clone_from(sync);
         self.slot_tid.clone_from(slot_tid);
@@ -599,6 +647,7 @@ impl Run {
         self.flushing.clone_from(flushing);
         self.claimed = *claimed;
         self.ended_at = *ended_at;
+        self.deferred.clone_from(deferred);
     }
 
     /// Whether the threads of `snap` wait where they waited in this state.
@@ -703,12 +752,13 @@ impl Run {
             en.retain(|t| !self.exits_last(*t));
         }
         match self.sync.atomic_owner {
-            // inside an atomic section only its thread runs (and its buffer drains)
-            Some(owner) if en.iter().any(|&t| self.owner_of(t) == owner) => en
+            // inside an atomic section only its thread runs (and its buffer drains); if it
+            // cannot, nothing does
+            Some(owner) => en
                 .into_iter()
                 .filter(|&t| self.owner_of(t) == owner)
                 .collect(),
-            _ => en,
+            None => en,
         }
     }
 
@@ -737,15 +787,26 @@ impl Run {
                 })
         };
         let yes = ok(t)
-            && match self.sync.atomic_owner {
-                // inside an atomic section only its thread runs, if it can
-                Some(owner) if self.owner_of(t) != owner => !(0..self.threads.len())
-                    .map(|i| ThreadId(i as u32))
-                    .any(|u| self.owner_of(u) == owner && ok(u)),
-                _ => true,
-            };
+            && self
+                .sync
+                .atomic_owner
+                .is_none_or(|owner| self.owner_of(t) == owner);
         debug_assert_eq!(yes, self.enabled().contains(&t));
         yes
+    }
+
+    /// Whether `t` waits only for another thread's atomic section to end.
+    fn held_off_by_section(&self, t: ThreadId) -> bool {
+        let Some(owner) = self.sync.atomic_owner else {
+            return false;
+        };
+        self.owner_of(t) != owner
+            && self.threads[t.index()].pending.is_some_and(|p| {
+                (matches!(p.op, Op::AtomicBegin)
+                    || self.sync.enabled(t, &p.op, self.join_target(&p.op)))
+                    && !self.awaiting(t)
+                    && self.buffer_allows(t, &p.op)
+            })
     }
 
     fn enabled_but_awaiting(&self, t: ThreadId) -> bool {
@@ -811,6 +872,11 @@ impl Run {
         }
         order.extend(race.iter().copied());
         (order, race)
+    }
+
+    /// The last event of the step `j` belongs to: the end of its atomic section, if it ended.
+    fn step_last(&self, j: usize) -> usize {
+        self.trace[j].closed_at.map_or(j, |e| e as usize)
     }
 
     fn hb(&self, a: usize, b: usize) -> bool {

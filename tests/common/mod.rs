@@ -105,6 +105,12 @@ impl Run {
             .and_then(|j| j["executions"].as_u64())
             .unwrap_or(u64::MAX)
     }
+    pub fn blocked(&self) -> u64 {
+        self.json
+            .as_ref()
+            .and_then(|j| j["blocked"].as_u64())
+            .unwrap_or(u64::MAX)
+    }
     pub fn error_kind(&self) -> Option<&str> {
         self.json.as_ref().and_then(|j| j["error"]["kind"].as_str())
     }

@@ -30,6 +30,15 @@ impl<'a> Explorer<'a> {
     ) -> Result<(RunEnd, Box<Run>), ExecError> {
         // the positions before replay_until repeat the last execution's decisions
         let replayed = self.replay_until.min(self.nodes.len());
+        // Races are analysed from where this execution leaves the last one's path, or from the
+        // begin of the atomic section it leaves it in: a section is reversed as a whole, and
+        // this one's is different.
+        let analyse_from = self
+            .spare
+            .as_ref()
+            .and_then(|r| r.trace.get(self.replay_until))
+            .and_then(|e| e.section)
+            .unwrap_or(self.replay_until);
         let valid = self.checkpoints.partition_point(|(p, _)| *p <= replayed);
         self.retired
             .extend(self.checkpoints.drain(valid..).map(|(_, run)| run));
@@ -57,7 +66,7 @@ impl<'a> Explorer<'a> {
         };
         run.sync.spurious_bound = self.cfg.spurious_wakeups;
         run.sync.nondet_values = self.cfg.nondet_values;
-        let mut sleep: Vec<(ThreadId, Event)> = Vec::new();
+        let mut sleep: Vec<(ThreadId, Asleep)> = Vec::new();
         loop {
             self.absorb(&mut run, &snap);
             self.refresh_updaters(&mut run);
@@ -137,6 +146,7 @@ impl<'a> Explorer<'a> {
                     op: Some(op),
                     step: None,
                     hangs: false,
+                    section: None,
                 });
                 t
             };
@@ -166,7 +176,7 @@ impl<'a> Explorer<'a> {
                 ev.bytes = Some(entry.bytes.clone());
                 run.threads[t.index()].pending = None;
                 run.flushing = Some(entry);
-                self.record(&mut run, ev, pos >= self.replay_until, false);
+                self.record(&mut run, ev, pos >= analyse_from, false);
                 sleep = self.child_sleep(&run, pos, t, &run.trace[pos].ev);
                 pos += 1;
                 continue;
@@ -195,7 +205,7 @@ impl<'a> Explorer<'a> {
                 Err(ExecError::Timeout { .. }) => {
                     // (real threads: the execution ends here, its races analysed)
                     run.threads[t.index()].pending = None;
-                    self.record(&mut run, ev, pos >= self.replay_until, false);
+                    self.record(&mut run, ev, pos >= analyse_from, false);
                     self.analyse_pending(&mut run);
                     return Ok((self.timed_out(&run, t), run));
                 }
@@ -224,7 +234,7 @@ impl<'a> Explorer<'a> {
                 ev.bytes = prev.stored;
             }
             run.threads[t.index()].pending = None;
-            self.record(&mut run, ev, pos >= self.replay_until, false);
+            self.record(&mut run, ev, pos >= analyse_from, false);
             sleep = self.child_sleep(&run, pos, t, &run.trace[pos].ev);
             pos += 1;
         }
@@ -268,6 +278,14 @@ impl<'a> Explorer<'a> {
         // past the split top (which may have been set after the checkpoint was taken)
         run.claimed = self.top_depth().is_some_and(|d| d < at);
         run.trace.truncate(at);
+        // a section that ended after `at` is open again
+        if let Some(b) = run.trace.last().and_then(|e| e.section) {
+            if !matches!(run.trace[at - 1].ev.op, Op::AtomicEnd) {
+                for e in &mut run.trace[b..] {
+                    e.closed_at = None;
+                }
+            }
+        }
         // the pending events as the runtime reports them now: the saved ones but for their
         // await hashes, which are this execution's (equal unless the program reads state the
         // checker does not reset)
@@ -308,20 +326,20 @@ impl<'a> Explorer<'a> {
         pos: usize,
         t: ThreadId,
         ev: &Event,
-    ) -> Vec<(ThreadId, Event)> {
+    ) -> Vec<(ThreadId, Asleep)> {
         let node = &self.nodes[pos];
         node.sleep
             .iter()
             .chain(node.explored.iter())
-            .filter(|(q, e)| *q != t && !self.model.conflicts(e, ev))
-            .map(|(q, e)| {
-                let mut e = e.clone();
-                if matches!(ev.op, Op::Update { owner, .. } if owner == *q) && e.forwarded != 0 {
+            .filter(|(q, a)| *q != t && !a.conflicts(self.model, ev))
+            .map(|(q, a)| {
+                let mut a = a.clone();
+                if matches!(ev.op, Op::Update { owner, .. } if owner == *q) && a.ev.forwarded != 0 {
                     // its own store reached memory: the sleeping load now reads memory instead
                     // (the same value; a load is independent of its thread's updates)
-                    e.forwarded = run.forwarding(*q, &e.op).map_or(0, |f| f.mask);
+                    a.ev.forwarded = run.forwarding(*q, &a.ev.op).map_or(0, |f| f.mask);
                 }
-                (*q, e)
+                (*q, a)
             })
             .collect()
     }
@@ -461,10 +479,13 @@ impl<'a> Explorer<'a> {
             for &c in &race_preds {
                 let p = run.trace[c].ev.thread;
                 let cseq = run.trace[c].seq;
+                // (not when a later step it links to comes after it; events of one atomic
+                // section are one step)
+                let step = |j: usize| run.trace[j].section.unwrap_or(j);
                 let immediate = clock.get(p) < cseq
-                    && !preds
-                        .iter()
-                        .any(|&o| o != c && run.trace[o].clock.get(p) >= cseq);
+                    && !preds.iter().any(|&o| {
+                        step(o) != step(c) && run.trace[run.step_last(o)].clock.get(p) >= cseq
+                    });
                 if !immediate {
                     continue;
                 }
@@ -488,22 +509,37 @@ impl<'a> Explorer<'a> {
             }
         }
         for &c in &preds {
-            clock.join(&run.trace[c].clock);
+            clock.join(&run.trace[run.step_last(c)].clock);
         }
         clock.set(t, seq);
         let pos = run.trace.len();
         let section = match ev.op {
             Op::AtomicBegin => Some(pos),
-            _ => run.threads[t.index()].atomic_begin,
+            // (a buffer's updates inside its thread's section belong to the section)
+            _ => run.threads[ev.owner().index()].atomic_begin,
         };
         run.trace.push(TraceEvent {
             ev,
             clock,
             seq,
             section,
+            closed_at: None,
         });
+        if let (Op::AtomicEnd, Some(b), false) = (&run.trace[pos].ev.op, section, virtual_) {
+            for e in &mut run.trace[b..=pos] {
+                e.closed_at = Some(pos as u32);
+            }
+        }
+        let open_section = section.is_some() && !matches!(run.trace[pos].ev.op, Op::AtomicEnd);
         for e in races {
-            self.reverse(&*run, e, pos);
+            if open_section && !virtual_ {
+                run.deferred.push((e, pos));
+            } else {
+                self.reverse(&*run, e, pos);
+            }
+        }
+        if matches!(run.trace[pos].ev.op, Op::AtomicEnd) {
+            self.reverse_deferred(run);
         }
         if virtual_ {
             run.trace.pop();
@@ -622,13 +658,30 @@ impl<'a> Explorer<'a> {
 
     /// Source-DPOR's backtracking for the race `e` < `e2` (trace positions): make sure some
     /// initial of notdep(e).proc(e2) is explored right before `e`.
+    /// An atomic section is one step, from its begin to its end (its events are contiguous:
+    /// nothing else runs inside one): e2 stands for its whole section, which must have ended
+    /// (or be the last in the trace), and a section is ordered after what any of its events is
+    /// ordered after.
     pub(super) fn reverse(&mut self, run: &Run, e: usize, e2: usize) {
-        let q = run.trace[e2].ev.thread;
-        // first event of each thread in v = notdep(e) . e2
+        // (first, last) position of the step at `j`
+        let step = |j: usize| match run.trace[j].section {
+            Some(b) => (
+                b,
+                (j..run.trace.len())
+                    .take_while(|&k| run.trace[k].section == Some(b))
+                    .last()
+                    .unwrap_or(j),
+            ),
+            None => (j, j),
+        };
+        let (s2, _) = step(e2);
+        let q = run.trace[s2].ev.thread;
+        // first step of each thread in v = notdep(e) . e2
         let mut firsts: SmallVec<[(ThreadId, usize); 8]> = SmallVec::new();
-        for j in (e + 1..e2).chain(std::iter::once(e2)) {
-            if j < e2 && run.hb(e, j) {
-                continue;
+        for j in (e + 1..s2).chain(std::iter::once(s2)) {
+            let (first, last) = step(j);
+            if first != j || (j < s2 && run.hb(e, last)) {
+                continue; // (inside a step, or after e)
             }
             let t = run.trace[j].ev.thread;
             if !firsts.iter().any(|(u, _)| *u == t) {
@@ -637,7 +690,10 @@ impl<'a> Explorer<'a> {
         }
         let initials: Threads = firsts
             .iter()
-            .filter(|&&(_, fj)| !firsts.iter().any(|&(_, gj)| gj < fj && run.hb(gj, fj)))
+            .filter(|&&(_, fj)| {
+                let (_, last) = step(fj);
+                !firsts.iter().any(|&(_, gj)| gj < fj && run.hb(gj, last))
+            })
             .map(|&(t, _)| t)
             .collect();
         let Some(node) = self.nodes.get_mut(e) else {
@@ -690,7 +746,14 @@ impl<'a> Explorer<'a> {
             return RunEnd::Blocked; // an __VERIFIER_assume failed: this execution does not count
         }
         let spinning: Vec<ThreadId> = live.iter().copied().filter(|&t| run.awaiting(t)).collect();
-        let (kind, message) = if spinning.is_empty() {
+        let (kind, message) = if let Some(owner) = run.sync.atomic_owner {
+            (
+                ErrorKind::Deadlock,
+                format!(
+                    "deadlock: {owner} blocks inside an atomic section, where no other thread runs"
+                ),
+            )
+        } else if spinning.is_empty() {
             (
                 ErrorKind::Deadlock,
                 format!("deadlock: every live thread is blocked ({})", names(&live)),
@@ -780,15 +843,24 @@ impl<'a> Explorer<'a> {
     }
 
     /// [`Explorer::analyse_pending`], where the process ended in the last step of `ender`: an
-    /// enabled pending operation of another thread also races with that step.
+    /// enabled pending operation of another thread also races with that step. One that waits
+    /// for an atomic section to end races with the section (what is inside it is unknown).
     fn analyse_pending_cut_off(&mut self, run: &mut Run, ender: Option<ThreadId>) {
+        self.reverse_deferred(run);
         let last = ender.and_then(|t| run.threads[t.index()].last_event);
         run.ended_at = last;
+        let section = run
+            .sync
+            .atomic_owner
+            .and_then(|o| run.threads[o.index()].atomic_begin);
         for t in run.live() {
             let p = run.threads[t.index()].pending.unwrap();
             let saved = run.process_exit;
-            if last.is_some() && Some(t) != ender && run.is_enabled(t) {
-                run.process_exit = last; // (what every event races with)
+            // (what every event races with)
+            if run.held_off_by_section(t) {
+                run.process_exit = section;
+            } else if last.is_some() && Some(t) != ender && run.is_enabled(t) {
+                run.process_exit = last;
             }
             self.record(run, Event::from_pending(t, &p), true, true);
             run.process_exit = saved;
@@ -941,15 +1013,24 @@ impl<'a> Explorer<'a> {
             }
             if let Some(te) = run.trace.get(i) {
                 if !node.explored.iter().any(|(t, _)| *t == node.chosen) {
-                    let mut ev = te.ev.clone();
-                    if run.ended_at == Some(i) {
-                        // the step ended the process: asleep, it wakes at any other event
-                        ev.op = Op::ProcessExit {
+                    let mut asleep = Asleep::plain(te.ev.clone());
+                    let mut ended = run.ended_at == Some(i);
+                    match &node.section {
+                        Some(SectionBody::Closed(body)) => {
+                            asleep.section = Some(body.as_slice().into())
+                        }
+                        Some(SectionBody::Open) => ended = true,
+                        None => {}
+                    }
+                    if ended {
+                        // The step ended the process, or began a section that did not end as
+                        // one step: asleep, it wakes at any other event.
+                        asleep.ev.op = Op::ProcessExit {
                             status: 0,
                             handlers: true,
                         };
                     }
-                    node.explored.push((node.chosen, ev));
+                    node.explored.push((node.chosen, asleep));
                 }
             }
             let candidates = node.backtrack.iter().copied().filter(|&t| {
@@ -971,6 +1052,7 @@ impl<'a> Explorer<'a> {
                 node.op = None; // its operation and outcomes are learnt when it runs
                 node.step = None;
                 node.hangs = false;
+                node.section = None;
                 self.nodes.truncate(i + 1);
                 self.replay_until = i;
                 return true;
@@ -978,5 +1060,68 @@ impl<'a> Explorer<'a> {
             self.nodes.pop();
         }
         false
+    }
+
+    /// Reverse the races deferred to the end of their atomic section (it ended, or the
+    /// execution did).
+    pub(super) fn reverse_deferred(&mut self, run: &mut Run) {
+        let deferred = std::mem::take(&mut run.deferred);
+        for &(e, e2) in &deferred {
+            self.reverse(run, e, e2);
+        }
+        run.deferred = deferred;
+        run.deferred.clear();
+    }
+
+    /// Add what the atomic sections of this execution did to their nodes, from the position
+    /// where it left the last one's path (a section that began before it ran differently).
+    pub(super) fn gather_sections(&mut self, run: &Run, from: usize) {
+        let Some(first) = run.trace.get(from) else {
+            return;
+        };
+        let start = first.section.unwrap_or(from);
+        let mut j = start;
+        while j < run.trace.len().min(self.nodes.len()) {
+            if run.trace[j].section != Some(j) {
+                j += 1;
+                continue;
+            }
+            let t = run.trace[j].ev.thread;
+            let body = run.trace[j + 1..]
+                .iter()
+                .take_while(|e| e.section == Some(j))
+                .map(|e| &e.ev);
+            let node = &mut self.nodes[j];
+            let mut closed = false;
+            if let Some(SectionBody::Open) = node.section {
+                j += 1;
+                continue;
+            }
+            let mut events = match node.section.take() {
+                Some(SectionBody::Closed(v)) => v,
+                _ => Vec::new(),
+            };
+            let mut n = 0;
+            for ev in body {
+                n += 1;
+                closed = ev.thread == t && matches!(ev.op, Op::AtomicEnd);
+                let same = |o: &Event| {
+                    o.thread == ev.thread
+                        && o.op == ev.op
+                        && o.wrote == ev.wrote
+                        && o.forwarded == ev.forwarded
+                };
+                if !events.iter().any(same) {
+                    events.push(ev.clone());
+                }
+            }
+            let ended_inside = run.ended_at.is_some_and(|x| x >= j && x <= j + n);
+            node.section = Some(if closed && !ended_inside {
+                SectionBody::Closed(events)
+            } else {
+                SectionBody::Open
+            });
+            j += n + 1;
+        }
     }
 }
