@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 10
+#define SMC_CHANNEL_VERSION 11
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -59,6 +59,9 @@ enum smc_op {
     SMC_OP_ATOMIC_BEGIN = 42,
     SMC_OP_ATOMIC_END = 43,
     SMC_OP_NONDET = 44,       /* __VERIFIER_nondet_*: size, arg: SMC_NONDET_*; reply: the value */
+    SMC_OP_FUTEX_WAIT = 45,   /* addr: the futex word, arg: the value expected, addr2: 1 when timed */
+    SMC_OP_FUTEX_WOKEN = 46,  /* addr, addr2 as FUTEX_WAIT's; reply: 0 or ETIMEDOUT */
+    SMC_OP_FUTEX_WAKE = 47,   /* addr, arg: how many at most; reply: how many were woken */
 };
 
 /* Slot states. */

@@ -313,8 +313,9 @@ EXPORT pid_t gettid(void) {
     return tid ? (pid_t)tid : sys_gettid();
 }
 
-/* syscall(SYS_gettid), the way to gettid before glibc 2.30; every other number goes to libc's
- * syscall() with all six argument registers (those the call did not set are ignored). */
+/* syscall(SYS_gettid), the way to gettid before glibc 2.30, and futex (sync.c); every other
+ * number goes to libc's syscall() with all six argument registers (those the call did not set
+ * are ignored). */
 EXPORT long syscall(long nr, ...) {
     if (nr == SYS_gettid && own_tid()) return own_tid();
     va_list ap;
@@ -322,6 +323,8 @@ EXPORT long syscall(long nr, ...) {
     long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
     long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
     va_end(ap);
+    if (nr == SYS_futex && in_execution())
+        return smc_futex((uint32_t *)a, (int)b, (uint32_t)c, (const struct timespec *)d, CALLER_PC);
     return REAL_FN(syscall)(nr, a, b, c, d, e, f);
 }
 

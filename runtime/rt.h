@@ -105,6 +105,9 @@ uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uin
                   const struct hash_src *h, uint32_t site);
 void notify_supervisor(void);
 uint32_t running_less_one(void);
+void smc_note_read(uint64_t addr, uint64_t size);
+struct timespec;
+long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout, uint64_t pc);
 void publish_prev(struct smc_slot *s);
 void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr, const char *msg);
 void reraise_default(int sig);

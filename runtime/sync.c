@@ -5,6 +5,7 @@
  * libc. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -50,18 +51,57 @@ void atomic_end(uint64_t pc) {
 
 #define VISIBLE(op, a, a2, arg) smc_stop((op), (uint64_t)(uintptr_t)(a), (uint64_t)(uintptr_t)(a2), 1, (arg), CALLER_PC, 0, 0)
 
+/* A recursive mutex (PTHREAD_MUTEX_RECURSIVE, std::recursive_mutex) that its owner locks again
+ * only counts: glibc's own owner and count fields, which nothing else uses during an execution
+ * (the real mutex is never locked then), hold the owner's slot + 1 and the depth. */
+static int recursive(pthread_mutex_t *m) { return (m->__data.__kind & 127) == PTHREAD_MUTEX_RECURSIVE_NP; }
+static int relocked(pthread_mutex_t *m) {
+    if (!recursive(m) || m->__data.__owner != t_slot + 1) return 0;
+    m->__data.__count++;
+    return 1;
+}
+static void taken(pthread_mutex_t *m) {
+    if (!recursive(m)) return;
+    m->__data.__owner = t_slot + 1;
+    m->__data.__count = 1;
+}
+
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_lock, m);
+    if (relocked(m)) return 0;
     VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0);
+    taken(m);
     return 0;
 }
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_trylock, m);
-    return VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0, 0) ? EBUSY : 0;
+    if (relocked(m)) return 0;
+    if (VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0, 0)) return EBUSY;
+    taken(m);
+    return 0;
 }
 EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_unlock, m);
+    if (recursive(m) && m->__data.__owner == t_slot + 1) {
+        if (--m->__data.__count > 0) return 0;
+        m->__data.__owner = 0;
+    }
     VISIBLE(SMC_OP_MUTEX_UNLOCK, m, 0, 0);
+    return 0;
+}
+
+/* pthread_once (std::call_once): the first caller runs the routine while holding the control
+ * word as a mutex, the others wait for it there; glibc's done bit (2) marks it run, also when
+ * it ran before the execution. Every call takes the mutex: whether the routine ran is what
+ * the call reads, and the engine must see it. */
+EXPORT int pthread_once(pthread_once_t *once, void (*routine)(void)) {
+    if (!in_execution()) REAL(pthread_once, once, routine);
+    VISIBLE(SMC_OP_MUTEX_LOCK, once, 0, 0);
+    if (!(*once & 2)) {
+        routine();
+        __atomic_store_n(once, 2, __ATOMIC_RELEASE);
+    }
+    VISIBLE(SMC_OP_MUTEX_UNLOCK, once, 0, 0);
     return 0;
 }
 EXPORT int pthread_spin_lock(pthread_spinlock_t *m) {
@@ -203,3 +243,43 @@ NONDET(unsigned short, ushort, 0)
 NONDET(char, char, SMC_NONDET_SIGNED)
 NONDET(unsigned char, uchar, 0)
 NONDET(_Bool, bool, SMC_NONDET_BOOL)
+
+/* ---- the futex system call: a visible blocking operation ---- */
+
+/* What Rust's std (Mutex, Condvar, Once, park), libstdc++'s atomic waits, latches and barriers
+ * and other libraries block on, called through syscall() (process.c). A wait compares the word as part of
+ * its step, so no wake-up can come between the comparison and the wait; the engine learns from
+ * the value read whether the thread waits. Bitsets are not told apart (a wake-up of a waiter
+ * whose bitset does not match is one futex users must allow for anyway). */
+long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout, uint64_t pc) {
+    int timed;
+    uint64_t r;
+    switch (op & ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)) {
+    case FUTEX_WAIT:
+    case FUTEX_WAIT_BITSET:
+        timed = timeout != NULL;
+        smc_stop(SMC_OP_FUTEX_WAIT, (uint64_t)(uintptr_t)word, (uint64_t)timed, 1, val, pc, 0, 0);
+        if (__atomic_load_n(word, __ATOMIC_RELAXED) != val) {
+            smc_note_read((uint64_t)(uintptr_t)word, 4);
+            errno = EAGAIN;
+            return -1;
+        }
+        smc_note_read((uint64_t)(uintptr_t)word, 4);
+        r = smc_stop(SMC_OP_FUTEX_WOKEN, (uint64_t)(uintptr_t)word, (uint64_t)timed, 1, 0, pc, 0, 0);
+        if (r) {
+            errno = (int)r;
+            return -1;
+        }
+        return 0;
+    case FUTEX_WAKE:
+    case FUTEX_WAKE_BITSET:
+        return (long)smc_stop(SMC_OP_FUTEX_WAKE, (uint64_t)(uintptr_t)word, 0, 1, val, pc, 0, 0);
+    default: {
+        char what[64];
+        snprintf(what, sizeof what, "futex operation %d", op & ~FUTEX_PRIVATE_FLAG);
+        report_error(SMC_ERR_CALL, 0, pc, 0, what);
+        die_now(125);
+    }
+    }
+}
+

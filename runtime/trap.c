@@ -148,6 +148,10 @@ static void note_executed(uint64_t addr, uint64_t size, int read, int wrote) {
     t_prev_read = read ? read_value(addr, size) : 0;
 }
 
+/* A load the runtime made for the program (a futex word compared): its value for the report
+ * and for the engine. */
+void smc_note_read(uint64_t addr, uint64_t size) { note_executed(addr, size, 1, 0); }
+
 /* Record the first error of this execution. Async-signal-safe. */
 void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr, const char *msg) {
     uint32_t none = SMC_ERR_NONE;

@@ -161,6 +161,29 @@ pub enum Op {
         signed: bool,
         boolean: bool,
     },
+    /// `futex(FUTEX_WAIT)`: reads the 4-byte word at `addr` and, when it holds `expected`,
+    /// waits (the engine learns which from the value read); `FutexWoken` is the return.
+    FutexWait {
+        addr: TargetAddr,
+        expected: u32,
+        timed: bool,
+    },
+    FutexWoken {
+        addr: TargetAddr,
+        timed: bool,
+    },
+    /// `futex(FUTEX_WAKE)`: wakes at most `count` waiters on `addr`.
+    FutexWake {
+        addr: TargetAddr,
+        count: u32,
+    },
+}
+
+/// Where the engine keeps a futex's waiters, as a synchronisation object of one byte: the
+/// futex word's address in the upper half of the address space, where no program memory is,
+/// so that waking conflicts with waiting but not with the word's loads and stores.
+pub fn futex_queue(addr: TargetAddr) -> TargetAddr {
+    TargetAddr(addr.0 | 1 << 63)
 }
 
 /// x86 fences.
@@ -238,6 +261,13 @@ impl Op {
                 f.push(Access::new(mutex, 1, true));
             }
             CondSignal { cond } | CondBroadcast { cond } => f.push(Access::new(cond, 1, true)),
+            FutexWait { addr, .. } => {
+                f.push(Access::new(addr, 4, false));
+                f.push(Access::new(futex_queue(addr), 1, true));
+            }
+            FutexWoken { addr, .. } | FutexWake { addr, .. } => {
+                f.push(Access::new(futex_queue(addr), 1, true))
+            }
             // (a section conflicts by what it touches inside: the engine moves it as one step)
             Fence { .. }
             | AtomicBegin
@@ -329,6 +359,9 @@ impl Op {
             | CondReacquire { cond, .. }
             | CondSignal { cond }
             | CondBroadcast { cond } => Some(cond.0),
+            FutexWait { addr, .. } | FutexWoken { addr, .. } | FutexWake { addr, .. } => {
+                Some(addr.0)
+            }
             _ => self.data().map(|(a, _)| a.0),
         }
     }
@@ -371,6 +404,9 @@ impl Op {
             AtomicBegin => "atomic_begin",
             AtomicEnd => "atomic_end",
             Nondet { .. } => "nondet",
+            FutexWait { .. } => "futex_wait",
+            FutexWoken { .. } => "futex_woken",
+            FutexWake { .. } => "futex_wake",
         }
     }
 

@@ -15,7 +15,7 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 10;
+pub const VERSION: u32 = 11;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -62,6 +62,9 @@ pub mod op {
     pub const ATOMIC_BEGIN: u32 = 42;
     pub const ATOMIC_END: u32 = 43;
     pub const NONDET: u32 = 44;
+    pub const FUTEX_WAIT: u32 = 45;
+    pub const FUTEX_WOKEN: u32 = 46;
+    pub const FUTEX_WAKE: u32 = 47;
     /// `NONDET`'s arg: the type is signed, or `_Bool`.
     pub const NONDET_SIGNED: u64 = 1;
     pub const NONDET_BOOL: u64 = 2;
@@ -772,6 +775,19 @@ impl Channel {
             op::ASSUME => Op::Assume { cond: s.arg != 0 },
             op::ATOMIC_BEGIN => Op::AtomicBegin,
             op::ATOMIC_END => Op::AtomicEnd,
+            op::FUTEX_WAIT => Op::FutexWait {
+                addr: obj,
+                expected: s.arg as u32,
+                timed: s.addr2 != 0,
+            },
+            op::FUTEX_WOKEN => Op::FutexWoken {
+                addr: obj,
+                timed: s.addr2 != 0,
+            },
+            op::FUTEX_WAKE => Op::FutexWake {
+                addr: obj,
+                count: s.arg.min(u32::MAX as u64) as u32,
+            },
             op::NONDET if matches!(s.size, 1 | 2 | 4 | 8) => Op::Nondet {
                 size: s.size as u8,
                 signed: s.arg & op::NONDET_SIGNED != 0,

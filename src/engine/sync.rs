@@ -34,6 +34,8 @@ pub struct SyncState {
     mutex_owner: BTreeMap<TargetAddr, ThreadId>,
     rwlocks: BTreeMap<TargetAddr, RwLock>,
     conds: BTreeMap<TargetAddr, Vec<CondWaiter>>,
+    /// Waiters of each futex word, in the order they began to wait.
+    futexes: BTreeMap<TargetAddr, Vec<CondWaiter>>,
     barriers: BTreeMap<TargetAddr, Barrier>,
     /// Threads waiting to leave a barrier, with the generation they arrived in.
     barrier_waiting: BTreeMap<ThreadId, u64>,
@@ -63,6 +65,7 @@ impl Clone for SyncState {
             mutex_owner,
             rwlocks,
             conds,
+            futexes,
             barriers,
             barrier_waiting,
             sems,
@@ -75,6 +78,7 @@ impl Clone for SyncState {
         self.mutex_owner.clone_from(mutex_owner);
         self.rwlocks.clone_from(rwlocks);
         self.conds.clone_from(conds);
+        self.futexes.clone_from(futexes);
         self.barriers.clone_from(barriers);
         self.barrier_waiting.clone_from(barrier_waiting);
         self.sems.clone_from(sems);
@@ -118,10 +122,34 @@ impl SyncState {
                 self.barrier_waiting.get(&t).is_none_or(|&g| gen > g)
             }
             SemWait { obj, try_only } => try_only || self.sems.get(&obj).copied().unwrap_or(0) > 0,
+            FutexWoken { addr, timed } => {
+                timed
+                    || self
+                        .futexes
+                        .get(&addr)
+                        .and_then(|ws| ws.iter().find(|w| w.thread == t))
+                        .is_none_or(|w| w.signalled)
+                    || self.spurious_of(t) < self.spurious_bound
+            }
             Assume { cond } => cond,
             AtomicBegin => self.atomic_owner.is_none_or(|o| o == t),
             _ => true,
         }
+    }
+
+    fn count_spurious(&mut self, t: ThreadId) {
+        match self.spurious.iter_mut().find(|(s, _)| *s == t) {
+            Some((_, n)) => *n += 1,
+            None => self.spurious.push((t, 1)),
+        }
+    }
+
+    /// After `t`'s `futex(FUTEX_WAIT)` on `addr` found the word as expected: it waits.
+    pub fn futex_wait(&mut self, t: ThreadId, addr: TargetAddr) {
+        self.futexes.entry(addr).or_default().push(CondWaiter {
+            thread: t,
+            signalled: false,
+        });
     }
 
     fn spurious_of(&self, t: ThreadId) -> u32 {
@@ -144,6 +172,13 @@ impl SyncState {
                 let n = self
                     .conds
                     .get(&cond)
+                    .map_or(0, |ws| ws.iter().filter(|w| !w.signalled).count());
+                n.max(1) as u32
+            }
+            Op::FutexWake { addr, count: 1 } => {
+                let n = self
+                    .futexes
+                    .get(&addr)
                     .map_or(0, |ws| ws.iter().filter(|w| !w.signalled).count());
                 n.max(1) as u32
             }
@@ -214,13 +249,45 @@ impl SyncState {
                     return (ETIMEDOUT, true);
                 }
                 // a spurious wake-up: POSIX lets a wait return 0 without a signal
-                match self.spurious.iter_mut().find(|(s, _)| *s == t) {
-                    Some((_, n)) => *n += 1,
-                    None => self.spurious.push((t, 1)),
-                }
+                self.count_spurious(t);
                 return (0, true);
             }
             Nondet { signed, .. } => return (Self::nondet_value(alt, signed), false),
+            FutexWoken { addr, timed } => {
+                let ws = self.futexes.entry(addr).or_default();
+                let woken = ws
+                    .iter()
+                    .find(|w| w.thread == t)
+                    .is_none_or(|w| w.signalled);
+                ws.retain(|w| w.thread != t);
+                if woken {
+                    return (0, true);
+                }
+                if timed {
+                    return (ETIMEDOUT, true);
+                }
+                self.count_spurious(t);
+                return (0, true);
+            }
+            FutexWake { addr, count } => {
+                // one waiter: each is a choice (`alternatives`); more: the longest waiting
+                let mut unwoken = self
+                    .futexes
+                    .entry(addr)
+                    .or_default()
+                    .iter_mut()
+                    .filter(|w| !w.signalled);
+                let woken: Vec<&mut CondWaiter> = if count == 1 {
+                    unwoken.nth(alt as usize).into_iter().collect()
+                } else {
+                    unwoken.take(count as usize).collect()
+                };
+                let n = woken.len() as u64;
+                for w in woken {
+                    w.signalled = true;
+                }
+                return (n, true);
+            }
             CondSignal { cond } => {
                 if let Some(w) = self
                     .conds

@@ -130,17 +130,18 @@ impl Program {
                 "is statically linked; smc-run needs a dynamically linked program (glibc)",
             ));
         }
-        let imports_pthread_create = elf.dynsyms.iter().any(|s| {
+        // pthread_create, or libstdc++'s std::thread start (which calls it)
+        let creates_threads = elf.dynsyms.iter().any(|s| {
             s.st_shndx == section_header::SHN_UNDEF as usize
-                && elf
-                    .dynstrtab
-                    .get_at(s.st_name)
-                    .is_some_and(|n| n == "pthread_create")
+                && elf.dynstrtab.get_at(s.st_name).is_some_and(|n| {
+                    n == "pthread_create" || n.starts_with("_ZNSt6thread15_M_start_thread")
+                })
         });
-        if !imports_pthread_create {
+        if !creates_threads {
             return Err(bad(
                 path,
-                "does not create threads (no pthread_create); there is nothing to interleave",
+                "does not create threads (no pthread_create or std::thread); there is nothing \
+                 to interleave",
             ));
         }
         let mut code = Vec::new();

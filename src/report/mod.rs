@@ -263,6 +263,23 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
             format!("{}({}, {})", e.op.kind_name(), sym_of(cond), sym_of(mutex))
         }
         Op::Assume { cond } => format!("assume({})", cond as u8),
+        Op::FutexWait { addr, expected, .. } => {
+            let outcome = match e.value_read {
+                Some(v) if v as u32 == expected => "waits".to_string(),
+                Some(v) => format!("{v}: returns"),
+                None => "?".to_string(),
+            };
+            format!("futex_wait({}, {expected}) -> {outcome}", sym_of(addr))
+        }
+        Op::FutexWoken { addr, .. } => format!("futex_woken({})", sym_of(addr)),
+        Op::FutexWake { addr, count } => {
+            let n = if count == i32::MAX as u32 {
+                "all".to_string()
+            } else {
+                count.to_string()
+            };
+            format!("futex_wake({}, {n}) = {}", sym_of(addr), e.reply)
+        }
         Op::Nondet { signed, .. } if signed => format!("nondet -> {}", e.reply as i64),
         Op::Nondet { .. } => format!("nondet -> {}", e.reply),
         _ => match e.op.footprint(true, false).iter().next() {

@@ -233,6 +233,12 @@ impl<'a> Explorer<'a> {
                 ev.value_written = prev.written;
                 ev.bytes = prev.stored;
             }
+            if let Op::FutexWait { addr, expected, .. } = pending.op {
+                // the step compared the word: equal, and the thread waits
+                if ev.value_read.is_some_and(|v| v as u32 == expected) {
+                    run.sync.futex_wait(t, addr);
+                }
+            }
             run.threads[t.index()].pending = None;
             self.record(&mut run, ev, pos >= analyse_from, false);
             sleep = self.child_sleep(&run, pos, t, &run.trace[pos].ev);
