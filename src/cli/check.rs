@@ -28,7 +28,8 @@ use super::{exit_status, Bounds, UsageError, EXIT_OK};
 #[command(name = "smc-run", version, about, long_about)]
 pub(crate) struct Cli {
     /// The program: an x86-64 ELF executable (dynamically linked, PIE or not, stripped or
-    /// not), or a C file, compiled first with `cc -g -O2 -pthread`.
+    /// not), or a C file, compiled first with `cc -g -O2 -pthread` (a C++ file, .cpp .cc .cxx,
+    /// with `c++ -std=gnu++20 -g -O2 -pthread`).
     #[arg(required_unless_present = "verifier_dir")]
     program: Option<PathBuf>,
 
@@ -123,8 +124,22 @@ fn write_verifier_files(dir: &Path) -> std::io::Result<()> {
     std::fs::write(dir.join("libsmc_verifier.so"), supervisor::VERIFIER_STUB)
 }
 
-/// Compile a C file the way the README says, into `dir`.
-fn compile_c(cc: &str, src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
+/// The compiler (and its language flags) for a source file given as PROGRAM: a C file with
+/// `--cc`, a C++ file with the system `c++` (C++20, for latches, barriers and atomic waits).
+fn source_compiler<'a>(cli: &'a Cli, path: &Path) -> Option<(&'a str, &'static [&'static str])> {
+    match path.extension()?.to_str()? {
+        "c" => Some((cli.cc.as_str(), &[])),
+        "cpp" | "cc" | "cxx" | "C" => Some(("c++", &["-std=gnu++20"])),
+        _ => None,
+    }
+}
+
+/// Compile a C or C++ file the way the README says, into `dir`.
+fn compile_c(
+    (cc, lang): (&str, &[&str]),
+    src: &Path,
+    dir: &Path,
+) -> Result<PathBuf, UsageError> {
     if !src.is_file() {
         return Err(UsageError(format!("{}: no such file", src.display())));
     }
@@ -133,6 +148,7 @@ fn compile_c(cc: &str, src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
     let out = dir.join("program");
     let d = dir.display();
     let result = std::process::Command::new(cc)
+        .args(lang)
         .args(["-g", "-O2", "-pthread", &format!("-I{d}")])
         .arg(src)
         .arg("-o")
@@ -144,7 +160,7 @@ fn compile_c(cc: &str, src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
             format!("-Wl,-rpath,{d}"),
         ])
         .output()
-        .map_err(|e| UsageError(format!("cannot run the C compiler `{cc}`: {e}")))?;
+        .map_err(|e| UsageError(format!("cannot run the compiler `{cc}`: {e}")))?;
     if !result.status.success() {
         let _ = std::io::stderr().write_all(&result.stderr);
         return Err(UsageError(format!("{}: compilation failed", src.display())));
@@ -206,9 +222,9 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         _ => cli.args.clone(),
     };
     let mut _tmp = None; // the compiled program lives as long as the check
-    let path = if given.extension().is_some_and(|e| e == "c") {
+    let path = if let Some(compiler) = source_compiler(cli, given) {
         let dir = TempDir::new().map_err(UsageError)?;
-        let out = compile_c(&cli.cc, given, &dir.0)?;
+        let out = compile_c(compiler, given, &dir.0)?;
         _tmp = Some(dir);
         out
     } else {
@@ -443,11 +459,11 @@ fn explore(
     };
     pin(0);
     let (mut program, mut target) = supervisor::launch(path, &opts)?;
-    if given.extension().is_some_and(|e| e == "c") {
+    if let Some((cc, _)) = source_compiler(cli, given) {
         // Compiled into a new temporary directory each time, whose path the binary holds:
         // the source and the compiler name the build.
         let source = std::fs::read(given).unwrap_or_default();
-        let cc_and_source = [cli.cc.as_bytes(), &[0], &source].concat();
+        let cc_and_source = [cc.as_bytes(), &[0], &source].concat();
         program.identity = format!("c-source:fnv64:{:016x}", program::fnv64(&cc_and_source));
     }
     if let Some(saved) = replay.and_then(|r| r.binary.as_deref()) {

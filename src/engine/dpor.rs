@@ -548,6 +548,11 @@ fn explore_from(
                 stats.executions += 1;
                 cx.heap = exec.heap_blocks();
                 cx.output = exec.output();
+                if let Some(m) = cx.output.as_ref().and_then(|o| uncaught_exception(&o.tail)) {
+                    if cx.signal == Some(libc::SIGABRT) {
+                        cx.message = m;
+                    }
+                }
                 match o
                     .errors
                     .iter_mut()
@@ -924,6 +929,25 @@ fn renumber(cx: &mut Counterexample) {
     if let Some((t, _, _)) = &mut cx.fault {
         *t = new(*t);
     }
+}
+
+/// An abort() by C++'s std::terminate after an exception no handler caught, as libstdc++'s
+/// default handler reports it on stderr: what was thrown and its what().
+fn uncaught_exception(output: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(output);
+    let at = text.rfind("terminate called ")?;
+    let report = &text[at..];
+    let thrown = report
+        .strip_prefix("terminate called after throwing an instance of '")
+        .and_then(|r| r.split('\'').next());
+    let what = report
+        .find("what():")
+        .map(|w| report[w + 7..].lines().next().unwrap_or("").trim());
+    Some(match (thrown, what) {
+        (Some(t), Some(w)) => format!("uncaught exception {t}: {w} (std::terminate)"),
+        (Some(t), None) => format!("uncaught exception {t} (std::terminate)"),
+        _ => "std::terminate called without an active exception".to_string(),
+    })
 }
 
 fn le_value(bytes: &[u8]) -> u64 {

@@ -1,0 +1,81 @@
+//! C++ programs built on the standard library's threads, locks, condition variables and
+//! atomics (libstdc++), with g++ and clang++: libstdc++ starts a `std::thread` with
+//! pthread_create and blocks in its atomic waits, latches and barriers with the futex system
+//! call, both visible to the checker.
+
+mod common;
+
+use common::{check, compile, source, Scratch};
+
+const OK: &str = "ok";
+const ERROR: &str = "error";
+
+/// (program, [sc, tso, pso]: verdict, and executions when no error (the count at an error
+/// depends on the search order), or the error's kind)
+const CASES: &[(&str, [(&str, u64, &str); 3])] = &[
+    (
+        "cpp_store_buffering.cpp",
+        [
+            (OK, 3, ""),
+            (ERROR, 0, "assertion"),
+            (ERROR, 0, "assertion"),
+        ],
+    ),
+    ("cpp_mutex_condvar.cpp", [(OK, 7, ""), (OK, 7, ""), (OK, 7, "")]),
+    // libstdc++'s notify_one skips the futex wake when it sees no waiter, and its load of the
+    // waiter count may pass the flag's store still in the store buffer (tso): the waiter,
+    // having counted itself in, finds the flag still 0 and sleeps for good
+    (
+        "cpp_atomic_wait.cpp",
+        [
+            (OK, 37, ""),
+            (ERROR, 0, "deadlock"),
+            (ERROR, 0, "assertion"),
+        ],
+    ),
+    ("cpp_sync_objects.cpp", [(OK, 4, ""), (OK, 4, ""), (OK, 4, "")]),
+];
+
+#[test]
+fn cpp_programs_have_exact_verdicts_per_model() {
+    let scratch = Scratch::new("cpp");
+    let mut failures = Vec::new();
+    for (program, expect) in CASES {
+        for cxx in ["g++", "clang++"] {
+            let bin = compile(&scratch, &source(program), cxx, &["-std=c++20", "-O2"]);
+            for (model, &(verdict, executions, kind)) in ["sc", "tso", "pso"].iter().zip(expect) {
+                let r = check(&bin, model, &[]);
+                let got = (
+                    r.verdict().to_string(),
+                    if verdict == OK { r.executions() } else { 0 },
+                    r.error_kind().unwrap_or("").to_string(),
+                );
+                if got != (verdict.to_string(), executions, kind.to_string()) {
+                    failures.push(format!(
+                        "{program} {cxx} {model}: {got:?}, expected {:?}\n{}{}",
+                        (verdict, executions, kind),
+                        r.stdout,
+                        r.stderr
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An exception nothing catches ends the program through std::terminate: a crash whose message
+/// says what was thrown. A .cpp file given as PROGRAM is compiled with the system c++.
+#[test]
+fn uncaught_exception_is_named() {
+    let r = check(&source("cpp_uncaught_exception.cpp"), "sc", &[]);
+    assert_eq!(r.error_kind(), Some("crash"), "{}{}", r.stdout, r.stderr);
+    let message = r.json.as_ref().unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        message,
+        "uncaught exception std::runtime_error: boom (std::terminate)"
+    );
+}
