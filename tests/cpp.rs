@@ -21,7 +21,10 @@ const CASES: &[(&str, [(&str, u64, &str); 3])] = &[
             (ERROR, 0, "assertion"),
         ],
     ),
-    ("cpp_mutex_condvar.cpp", [(OK, 7, ""), (OK, 7, ""), (OK, 7, "")]),
+    (
+        "cpp_mutex_condvar.cpp",
+        [(OK, 7, ""), (OK, 7, ""), (OK, 7, "")],
+    ),
     // libstdc++'s notify_one skips the futex wake when it sees no waiter, and its load of the
     // waiter count may pass the flag's store still in the store buffer (tso): the waiter,
     // having counted itself in, finds the flag still 0 and sleeps for good
@@ -33,7 +36,10 @@ const CASES: &[(&str, [(&str, u64, &str); 3])] = &[
             (ERROR, 0, "assertion"),
         ],
     ),
-    ("cpp_sync_objects.cpp", [(OK, 4, ""), (OK, 4, ""), (OK, 4, "")]),
+    (
+        "cpp_sync_objects.cpp",
+        [(OK, 4, ""), (OK, 4, ""), (OK, 4, "")],
+    ),
 ];
 
 #[test]

@@ -135,11 +135,7 @@ fn source_compiler<'a>(cli: &'a Cli, path: &Path) -> Option<(&'a str, &'static [
 }
 
 /// Compile a C or C++ file the way the README says, into `dir`.
-fn compile_c(
-    (cc, lang): (&str, &[&str]),
-    src: &Path,
-    dir: &Path,
-) -> Result<PathBuf, UsageError> {
+fn compile_c((cc, lang): (&str, &[&str]), src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
     if !src.is_file() {
         return Err(UsageError(format!("{}: no such file", src.display())));
     }

@@ -237,13 +237,13 @@ impl Program {
         (off < s.size.max(1) || allow_past_end && off < 4096).then_some((s, off))
     }
 
-    /// `function+0x12` for a code address (file virtual address).
+    /// `function+0x12` for a code address (file virtual address), demangled.
     pub fn function_at(&self, addr: u64) -> Option<String> {
         let (s, off) = Self::lookup(&self.functions, addr, false)?;
         Some(if off == 0 {
-            s.name.clone()
+            demangled(&s.name)
         } else {
-            format!("{}+{:#x}", s.name, off)
+            format!("{}+{:#x}", demangled(&s.name), off)
         })
     }
 
@@ -265,19 +265,20 @@ impl Program {
             .map(|f| f.addr)
     }
 
-    pub fn function_named_at(&self, addr: u64) -> Option<&str> {
+    /// The name of the function starting at `addr`, demangled.
+    pub fn function_named_at(&self, addr: u64) -> Option<String> {
         Self::lookup(&self.functions, addr, false)
             .filter(|(_, off)| *off == 0)
-            .map(|(s, _)| s.name.as_str())
+            .map(|(s, _)| demangled(&s.name))
     }
 
-    /// `counter` or `table+16` for a data address (file virtual address).
+    /// `counter` or `table+16` for a data address (file virtual address), demangled.
     pub fn object_at(&self, addr: u64) -> Option<String> {
         let (s, off) = Self::lookup(&self.objects, addr, false)?;
         Some(if off == 0 {
-            s.name.clone()
+            demangled(&s.name)
         } else {
-            format!("{}+{}", s.name, off)
+            format!("{}+{}", demangled(&s.name), off)
         })
     }
 
@@ -376,5 +377,27 @@ mod tests {
         one_name_per_address(&mut v);
         let names: Vec<&str> = v.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["counter", "stdout"]);
+    }
+}
+
+/// A symbol as people read it: C++ (Itanium) and Rust (legacy and v0) names demangled, Rust's
+/// hash suffix left out; others as they are.
+pub fn demangled(name: &str) -> String {
+    addr2line::demangle_auto(std::borrow::Cow::from(name), None).into_owned()
+}
+
+#[cfg(test)]
+mod demangling {
+    use super::demangled;
+
+    #[test]
+    fn cpp_and_rust_names_are_demangled() {
+        assert_eq!(demangled("main"), "main");
+        assert_eq!(demangled("_ZNSt6thread4joinEv"), "std::thread::join()");
+        assert_eq!(
+            demangled("_ZN3std2rt10lang_start17h0123456789abcdefE"),
+            "std::rt::lang_start"
+        );
+        assert_eq!(demangled("_RNvC6_123foo3bar"), "123foo::bar");
     }
 }

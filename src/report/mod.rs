@@ -70,9 +70,7 @@ fn thread_label(sym: &Symbolizer, threads: &[ThreadInfo], t: ThreadId) -> String
     let name = if t == ThreadId::MAIN {
         Some("main".to_string())
     } else {
-        sym.program
-            .function_named_at(sym.file_addr(start))
-            .map(str::to_string)
+        sym.program.function_named_at(sym.file_addr(start))
     };
     match name {
         Some(n) => format!("{t} {n}"),
