@@ -10,9 +10,12 @@ use common::{check, compile, source, Scratch};
 const OK: &str = "ok";
 const ERROR: &str = "error";
 
-/// (program, [sc, tso, pso]: verdict, and executions when no error (the count at an error
-/// depends on the search order), or the error's kind)
-const CASES: &[(&str, [(&str, u64, &str); 3])] = &[
+/// Under one model: the verdict, and the executions when no error (the count at an error
+/// depends on the search order), or the error's kind.
+type Expect = (&'static str, u64, &'static str);
+
+/// (program, [sc, tso, pso])
+const CASES: &[(&str, [Expect; 3])] = &[
     (
         "cpp_store_buffering.cpp",
         [
