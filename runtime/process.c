@@ -323,7 +323,8 @@ EXPORT long syscall(long nr, ...) {
     long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
     long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
     va_end(ap);
-    if (nr == SYS_futex && in_execution())
+    /* (the runtime's own futex calls, sys.h, come through here too) */
+    if (nr == SYS_futex && in_execution() && !in_runtime(CALLER_PC))
         return smc_futex((uint32_t *)a, (int)b, (uint32_t)c, (const struct timespec *)d, CALLER_PC);
     return REAL_FN(syscall)(nr, a, b, c, d, e, f);
 }

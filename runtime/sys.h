@@ -3,7 +3,8 @@
  * interposes for the program (sched_yield, sigprocmask, mmap).
  *
  * They go through syscall(), which the runtime interposes too (process.c): it answers
- * SYS_gettid for a coroutine thread and passes every other number on to libc's. */
+ * SYS_gettid for a coroutine thread, models the program's futex calls (not these: their
+ * caller is runtime code) and passes every other number on to libc's. */
 #ifndef SMC_SYS_H
 #define SMC_SYS_H
 #include <signal.h>

@@ -106,6 +106,14 @@ impl<'a> Explorer<'a> {
                 // runs. A replay follows the recorded choice whatever the hint says now.
                 if !(run.is_enabled(t) || run.enabled_but_awaiting(t)) || node.op != pending_op {
                     exec.end()?;
+                    if std::env::var_os("SMC_DEBUG_REPLAY").is_some() {
+                        eprintln!(
+                            "smc-run: replay at event {}: {t} recorded {:?}, now {:?}",
+                            pos + 1,
+                            node.op,
+                            pending_op
+                        );
+                    }
                     return Err(diverged(pos, t));
                 }
                 t
