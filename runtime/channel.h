@@ -238,6 +238,13 @@ enum smc_err {
     SMC_ERR_RUNTIME = 5,   /* the runtime itself failed: err_msg */
     SMC_ERR_CALL = 6,      /* a call the checker cannot follow (fork, exec...): err_msg names it */
     SMC_ERR_LIMIT = 7,     /* past a limit of the checker's (err_msg says which): the execution is cut */
+    SMC_ERR_PANIC = 8,     /* a Rust panic (its message is in the program's output) */
+};
+/* An ERROR_CALL site's size: which function it is */
+enum {
+    SMC_ERROR_CALL_REACH = 0,
+    SMC_ERROR_CALL_VERIFIER = 1,
+    SMC_ERROR_CALL_PANIC = 2,
 };
 
 /* Init handshake states (smc_header.init_state, a futex). */

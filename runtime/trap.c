@@ -472,10 +472,12 @@ void smc_access(int store, uint64_t ea, uint64_t size, void *buf, uint64_t pc, u
 static __attribute__((noinline)) void at_special_site(const struct smc_site *st, uint64_t pc, greg_t *uc,
                                                       uint32_t site_no) {
     if (st->kind == SMC_SITE_ERROR_CALL) {
-        /* the program's own reach_error or __VERIFIER_error: named where it was called from */
+        /* the program's own reach_error or __VERIFIER_error, or Rust's __rust_start_panic (the
+         * panic's message already written by the panic hook): named where it was called from */
         uint64_t ret = smc_entry_return_address(uc);
-        report_error(SMC_ERR_VERIFIER, 0, ret ? ret - 1 : pc, 0,
-                     st->size ? "__VERIFIER_error() reached" : "reach_error() reached");
+        uint64_t at = ret ? ret - 1 : pc;
+        if (st->size == SMC_ERROR_CALL_PANIC) report_error(SMC_ERR_PANIC, 0, at, 0, "panic");
+        else report_error(SMC_ERR_VERIFIER, 0, at, 0, st->size ? "__VERIFIER_error() reached" : "reach_error() reached");
         abort();
     }
     if (st->kind == SMC_SITE_ATOMIC_ENTRY) {

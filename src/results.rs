@@ -17,6 +17,8 @@ pub enum ErrorKind {
     Hang,
     /// The process exited with a non-zero status.
     Exit,
+    /// A Rust panic, in any thread.
+    Panic,
 }
 
 /// What a hang's message says when a thread ran past the time limit without a visible
@@ -32,6 +34,7 @@ impl ErrorKind {
             ErrorKind::Deadlock => "deadlock",
             ErrorKind::Hang => "hang",
             ErrorKind::Exit => "exit",
+            ErrorKind::Panic => "panic",
         }
     }
 }

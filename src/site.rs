@@ -33,6 +33,13 @@ pub const ATOMIC_FUNCTION_PREFIX: &str = "__VERIFIER_atomic_";
 /// `Site::size` of a `site_kind::ERROR_CALL` site: the function, by its index here.
 pub const ERROR_CALLS: [&str; 2] = ["reach_error", "__VERIFIER_error"];
 
+/// The `Site::size` of the `ERROR_CALL` hook at Rust's `__rust_start_panic`, which std calls
+/// once the panic hook has written the message (runtime/channel.h `SMC_ERROR_CALL_PANIC`).
+pub const ERROR_CALL_PANIC: u32 = 2;
+
+/// Rust's `__rust_start_panic`, as std's internal symbols are named (demangled).
+pub const RUST_START_PANIC: [&str; 2] = ["__rust_start_panic", "__rustc::__rust_start_panic"];
+
 /// `Site::string_op` of a `site_kind::STRING` site: which instruction (its element size is
 /// `Site::size`).
 pub mod string_op {

@@ -109,6 +109,7 @@ pub mod err {
     pub const RUNTIME: u32 = 5;
     pub const CALL: u32 = 6;
     pub const LIMIT: u32 = 7;
+    pub const PANIC: u32 = 8;
 }
 
 pub mod init {

@@ -548,10 +548,14 @@ fn explore_from(
                 stats.executions += 1;
                 cx.heap = exec.heap_blocks();
                 cx.output = exec.output();
-                if let Some(m) = cx.output.as_ref().and_then(|o| uncaught_exception(&o.tail)) {
-                    if cx.signal == Some(libc::SIGABRT) {
-                        cx.message = m;
-                    }
+                let tail = cx.output.as_ref().map(|o| o.tail.as_slice());
+                let explained = match cx.kind {
+                    ErrorKind::Panic => tail.and_then(panic_message),
+                    _ if cx.signal == Some(libc::SIGABRT) => tail.and_then(uncaught_exception),
+                    _ => None,
+                };
+                if let Some(m) = explained {
+                    cx.message = m;
                 }
                 match o
                     .errors
@@ -948,6 +952,27 @@ fn uncaught_exception(output: &[u8]) -> Option<String> {
         (Some(t), None) => format!("uncaught exception {t} (std::terminate)"),
         _ => "std::terminate called without an active exception".to_string(),
     })
+}
+
+/// A Rust panic as std's default hook reports it: `thread 'main' (1234) panicked at
+/// src/main.rs:9:5:` (the id only in newer releases) and the message on the next lines.
+fn panic_message(output: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(output);
+    let at = text.rfind(" panicked at ")?;
+    let start = text[..at].rfind("thread '")? + "thread '".len();
+    let thread = text[start..at].split('\'').next().unwrap_or("?");
+    let rest = &text[at + " panicked at ".len()..];
+    let (place, message) = rest.split_once('\n').unwrap_or((rest, ""));
+    let message = message
+        .lines()
+        .take_while(|l| !l.starts_with("note: "))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(format!(
+        "thread '{thread}' panicked at {}: {}",
+        place.trim_end_matches(':'),
+        message.trim()
+    ))
 }
 
 fn le_value(bytes: &[u8]) -> u64 {

@@ -66,6 +66,8 @@ pub enum RuntimeErrorKind {
     /// Past a limit of the checker's (more threads alive than it has slots): the execution is
     /// cut, as at the step bound.
     Limit,
+    /// A Rust panic: its message is in the program's output.
+    Panic,
 }
 
 #[derive(Clone, Debug)]

@@ -4,7 +4,9 @@
 use crate::decode::{DecodedSite, Decoder};
 use crate::program::CodeSection;
 use crate::program::Program;
-use crate::site::{site_kind, Site, ATOMIC_FUNCTION_PREFIX, ERROR_CALLS};
+use crate::site::{
+    site_kind, Site, ATOMIC_FUNCTION_PREFIX, ERROR_CALLS, ERROR_CALL_PANIC, RUST_START_PANIC,
+};
 
 /// The code section holding `addr`.
 fn section_of(program: &Program, addr: u64) -> Option<&CodeSection> {
@@ -47,6 +49,9 @@ impl Plan {
             if let Some(addr) = program.function_address(name) {
                 hooks.push((addr, site_kind::ERROR_CALL, k as u32));
             }
+        }
+        if let Some(addr) = program.function_address_demangled(&RUST_START_PANIC) {
+            hooks.push((addr, site_kind::ERROR_CALL, ERROR_CALL_PANIC));
         }
         for (lo, hi) in program.functions_prefixed(ATOMIC_FUNCTION_PREFIX) {
             hooks.push((lo, site_kind::ATOMIC_ENTRY, 0));

@@ -265,6 +265,14 @@ impl Program {
             .map(|f| f.addr)
     }
 
+    /// The address of the function the program defines under one of `names`, demangled.
+    pub fn function_address_demangled(&self, names: &[&str]) -> Option<u64> {
+        self.functions
+            .iter()
+            .find(|f| names.contains(&demangled(&f.name).as_str()))
+            .map(|f| f.addr)
+    }
+
     /// The name of the function starting at `addr`, demangled.
     pub fn function_named_at(&self, addr: u64) -> Option<String> {
         Self::lookup(&self.functions, addr, false)
@@ -381,8 +389,12 @@ mod tests {
 }
 
 /// A symbol as people read it: C++ (Itanium) and Rust (legacy and v0) names demangled, Rust's
-/// hash suffix left out; others as they are.
+/// hash suffix left out; others as they are (only mangled names are tried: the C++ demangler
+/// reads a C global named `x` as the type `long long`).
 pub fn demangled(name: &str) -> String {
+    if !(name.starts_with("_Z") || name.starts_with("_R")) {
+        return name.to_string();
+    }
     addr2line::demangle_auto(std::borrow::Cow::from(name), None).into_owned()
 }
 
@@ -393,6 +405,9 @@ mod demangling {
     #[test]
     fn cpp_and_rust_names_are_demangled() {
         assert_eq!(demangled("main"), "main");
+        // C globals that read as Itanium type codes stay as they are
+        assert_eq!(demangled("x"), "x");
+        assert_eq!(demangled("y"), "y");
         assert_eq!(demangled("_ZNSt6thread4joinEv"), "std::thread::join()");
         assert_eq!(
             demangled("_ZN3std2rt10lang_start17h0123456789abcdefE"),

@@ -261,6 +261,10 @@ impl NativeTarget {
             .env("SMC_CHANNEL_FD", ch.fd().to_string())
             .env("SMC_RUNTIME_FD", runtime.as_raw_fd().to_string())
             .env("LD_BIND_NOW", "1")
+            // A Rust panic's backtrace is symbolised from /proc/self/maps and the executable's
+            // DWARF: thousands of events through uninstrumented reads, for nothing the checker
+            // reports (the panic's message and place are enough)
+            .env("RUST_BACKTRACE", "0")
             .stdin(Stdio::null());
         if let (Some(lib), Some(area)) = (&opts.engine, &area) {
             cmd.env("SMC_ENGINE_LIB", lib)

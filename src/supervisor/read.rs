@@ -203,6 +203,7 @@ impl ChannelReader<'_> {
                 )))
             }
             err::LIMIT => Some(error(RuntimeErrorKind::Limit)),
+            err::PANIC => Some(error(RuntimeErrorKind::Panic)),
             err::RUNTIME => {
                 return Err(ExecError::Fatal(format!(
                     "runtime failure: {}",

@@ -825,6 +825,14 @@ impl<'a> Explorer<'a> {
         let fault = thread.map(|t| (t, err.pc, err.addr));
         match err.kind {
             RuntimeErrorKind::Limit => RunEnd::Bounded,
+            // (the message is read from the output with the counterexample's)
+            RuntimeErrorKind::Panic => RunEnd::Error(self.counterexample(
+                run,
+                ErrorKind::Panic,
+                "panic".to_string(),
+                fault,
+                None,
+            )),
             RuntimeErrorKind::Assertion => RunEnd::Error(self.counterexample(
                 run,
                 ErrorKind::Assertion,

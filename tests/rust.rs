@@ -1,0 +1,49 @@
+//! Rust programs built with rustc: std's threads, Mutex and Condvar block with the futex
+//! system call, which the checker models; a panic is an error of kind `panic` with its
+//! message and place.
+
+mod common;
+
+use common::{check, source, Scratch};
+use std::path::PathBuf;
+use std::process::Command;
+
+fn rustc(scratch: &Scratch, name: &str) -> PathBuf {
+    let out = scratch.0.join(name.trim_end_matches(".rs"));
+    let status = Command::new("rustc")
+        .args(["-O", "-g", "--edition", "2021"])
+        .arg(source(name))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("rustc runs");
+    assert!(status.success(), "rustc {name} failed");
+    out
+}
+
+#[test]
+fn rust_store_buffering_panics_under_tso() {
+    let scratch = Scratch::new("rust-sb");
+    let bin = rustc(&scratch, "rust_store_buffering.rs");
+    let r = check(&bin, "tso", &[]);
+    assert_eq!(r.error_kind(), Some("panic"), "{}{}", r.stdout, r.stderr);
+    let message = r.json.as_ref().unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.starts_with("thread 'main' panicked at ")
+            && message.ends_with("rust_store_buffering.rs:11:5: both read 0"),
+        "{message}"
+    );
+}
+
+#[test]
+fn rust_mutex_and_condvar_are_correct() {
+    let scratch = Scratch::new("rust-mutex");
+    let bin = rustc(&scratch, "rust_mutex_condvar.rs");
+    for model in ["sc", "tso"] {
+        let r = check(&bin, model, &[]);
+        assert_eq!(r.verdict(), "ok", "{model}\n{}{}", r.stdout, r.stderr);
+    }
+}
