@@ -137,6 +137,19 @@ impl SyncState {
         }
     }
 
+    /// What a wait of `t` returns: 0 when woken; else `ETIMEDOUT` when timed, or 0 as a
+    /// spurious wake-up (POSIX and futex(2) allow a wait to return without a wake).
+    fn wait_returns(&mut self, t: ThreadId, woken: bool, timed: bool) -> (u64, bool) {
+        if woken {
+            return (0, true);
+        }
+        if timed {
+            return (ETIMEDOUT, true);
+        }
+        self.count_spurious(t);
+        (0, true)
+    }
+
     fn count_spurious(&mut self, t: ThreadId) {
         match self.spurious.iter_mut().find(|(s, _)| *s == t) {
             Some((_, n)) => *n += 1,
@@ -236,38 +249,13 @@ impl SyncState {
             }
             CondReacquire { cond, mutex, timed } => {
                 self.mutex_owner.insert(mutex, t);
-                let ws = self.conds.entry(cond).or_default();
-                let signalled = ws
-                    .iter()
-                    .find(|w| w.thread == t)
-                    .is_none_or(|w| w.signalled);
-                ws.retain(|w| w.thread != t);
-                if signalled {
-                    return (0, true);
-                }
-                if timed {
-                    return (ETIMEDOUT, true);
-                }
-                // a spurious wake-up: POSIX lets a wait return 0 without a signal
-                self.count_spurious(t);
-                return (0, true);
+                let signalled = leave(self.conds.entry(cond).or_default(), t);
+                return self.wait_returns(t, signalled, timed);
             }
             Nondet { signed, .. } => return (Self::nondet_value(alt, signed), false),
             FutexWoken { addr, timed } => {
-                let ws = self.futexes.entry(addr).or_default();
-                let woken = ws
-                    .iter()
-                    .find(|w| w.thread == t)
-                    .is_none_or(|w| w.signalled);
-                ws.retain(|w| w.thread != t);
-                if woken {
-                    return (0, true);
-                }
-                if timed {
-                    return (ETIMEDOUT, true);
-                }
-                self.count_spurious(t);
-                return (0, true);
+                let woken = leave(self.futexes.entry(addr).or_default(), t);
+                return self.wait_returns(t, woken, timed);
             }
             FutexWake { addr, count } => {
                 // one waiter: each is a choice (`alternatives`); more: the longest waiting
@@ -368,6 +356,16 @@ impl SyncState {
         }
         (0, true)
     }
+}
+
+/// `t` leaves the waiters `ws`: was it woken (or never among them)?
+fn leave(ws: &mut Vec<CondWaiter>, t: ThreadId) -> bool {
+    let woken = ws
+        .iter()
+        .find(|w| w.thread == t)
+        .is_none_or(|w| w.signalled);
+    ws.retain(|w| w.thread != t);
+    woken
 }
 
 #[cfg(test)]
