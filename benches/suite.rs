@@ -1,6 +1,6 @@
 //! The benchmark suite: `cargo bench` (see BENCHMARKS.md).
 //!
-//! Builds each program with gcc -O2, runs the release checker on it under each model with
+//! Builds each program with gcc -O2 (C++ with g++, Rust with rustc -O), runs the release checker on it under each model with
 //! `--json`, and prints program, model, verdict, executions, blocked, wall time, executions/s,
 //! wall time per visible event, the start-up (until the program stands at main), executions
 //! per second of the exploration after it, the checker's peak RSS and that of the worker
@@ -101,6 +101,9 @@ fn suite() -> Vec<Program> {
         program("litmus", "tests/programs/cas_counter.c", &[]).expect([OK, OK, OK]),
         program("litmus", "tests/programs/mutex_counter.c", &[]).expect([OK, OK, OK]),
         program("litmus", "tests/programs/racy_counter.c", &[]).expect([ERR, ERR, ERR]),
+        // the standard libraries' threads, locks and condition variables
+        program("c++", "tests/programs/cpp_mutex_condvar.cpp", &[]).expect([OK, OK, OK]),
+        program("rust", "tests/programs/rust_mutex_condvar.rs", &[]).expect([OK, OK, OK]),
         // the TACAS'15 algorithms, without and with their fences
         program("tacas", "examples/dekker.c", &[]).expect([OK, ERR, ERR]),
         program("tacas", "examples/dekker.c", &["-DFENCES"]).expect([OK, OK, OK]),
@@ -287,18 +290,24 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Build with gcc -O2 (C), g++ -O2 -std=c++20 (C++) or rustc -O (Rust).
 fn build(p: &Program, dir: &Path) -> Result<PathBuf, String> {
     let out = dir.join(p.name().replace(['[', ']', ',', '=', ' '], "_"));
-    let st = Command::new("gcc")
-        .args(["-O2", "-g", "-pthread"])
+    let (compiler, flags): (&str, &[&str]) = match Path::new(p.source).extension() {
+        Some(e) if e == "cpp" => ("g++", &["-O2", "-g", "-pthread", "-std=c++20"]),
+        Some(e) if e == "rs" => ("rustc", &["-O", "-g", "--edition", "2021"]),
+        _ => ("gcc", &["-O2", "-g", "-pthread"]),
+    };
+    let st = Command::new(compiler)
+        .args(flags)
         .args(&p.defines)
         .arg(root().join(p.source))
         .arg("-o")
         .arg(&out)
         .status()
-        .map_err(|e| format!("cannot run gcc: {e}"))?;
+        .map_err(|e| format!("cannot run {compiler}: {e}"))?;
     if !st.success() {
-        return Err(format!("gcc failed on {}", p.source));
+        return Err(format!("{compiler} failed on {}", p.source));
     }
     Ok(out)
 }
