@@ -47,3 +47,38 @@ fn rust_mutex_and_condvar_are_correct() {
         assert_eq!(r.verdict(), "ok", "{model}\n{}{}", r.stdout, r.stderr);
     }
 }
+
+#[test]
+fn rust_lost_update_panics_under_sc() {
+    let scratch = Scratch::new("rust-lost");
+    let bin = rustc(&scratch, "rust_lost_update.rs");
+    let r = check(&bin, "sc", &[]);
+    assert_eq!(
+        (r.error_kind(), r.executions()),
+        (Some("panic"), 2),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let message = r.json.as_ref().unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("lost update"), "{message}");
+}
+
+#[test]
+fn rust_park_and_unpark_hand_off() {
+    let scratch = Scratch::new("rust-park");
+    let bin = rustc(&scratch, "rust_park.rs");
+    for model in ["sc", "tso", "pso"] {
+        let r = check(&bin, model, &[]);
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            ("ok", 6),
+            "{model}\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
