@@ -275,8 +275,15 @@ long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *time
     case FUTEX_WAKE_BITSET:
         return (long)smc_stop(SMC_OP_FUTEX_WAKE, (uint64_t)(uintptr_t)word, 0, 1, val, pc, 0, 0);
     default: {
+        static const char *const names[] = {"WAIT", "WAKE", "FD", "REQUEUE", "CMP_REQUEUE", "WAKE_OP",
+                                            "LOCK_PI", "UNLOCK_PI", "TRYLOCK_PI", "WAIT_BITSET",
+                                            "WAKE_BITSET", "WAIT_REQUEUE_PI", "CMP_REQUEUE_PI", "LOCK_PI2"};
+        int cmd = op & ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
         char what[64];
-        snprintf(what, sizeof what, "futex operation %d", op & ~FUTEX_PRIVATE_FLAG);
+        if (cmd >= 0 && cmd < (int)(sizeof names / sizeof names[0]))
+            snprintf(what, sizeof what, "futex(FUTEX_%s)", names[cmd]);
+        else
+            snprintf(what, sizeof what, "futex operation %d", cmd);
         report_error(SMC_ERR_CALL, 0, pc, 0, what);
         die_now(125);
     }

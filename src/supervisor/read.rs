@@ -195,12 +195,16 @@ impl ChannelReader<'_> {
                 )));
             }
             err::CALL => {
+                let what = self.ch.err_msg();
+                let why = if what.starts_with("futex") {
+                    "the checker models futex wait and wake only"
+                } else {
+                    "a model checker of threads cannot follow other processes"
+                };
                 return Err(ExecError::Fatal(format!(
-                    "the program calls {} (at {:#x}): a model checker of threads cannot follow \
-                     other processes",
-                    self.ch.err_msg(),
+                    "the program calls {what} (at {:#x}): {why}",
                     pc.wrapping_sub(self.load_bias)
-                )))
+                )));
             }
             err::LIMIT => Some(error(RuntimeErrorKind::Limit)),
             err::PANIC => Some(error(RuntimeErrorKind::Panic)),
