@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -327,6 +329,54 @@ EXPORT long syscall(long nr, ...) {
     if (nr == SYS_futex && in_execution() && !in_runtime(CALLER_PC))
         return smc_futex((uint32_t *)a, (int)b, (uint32_t)c, (const struct timespec *)d, CALLER_PC);
     return REAL_FN(syscall)(nr, a, b, c, d, e, f);
+}
+
+/* ---- input into the program's memory ---- */
+
+/* A call that writes the program's memory from outside it (a read from a descriptor, stdio
+ * input) comes after the thread's buffered stores, as on the processor (its stores reach
+ * memory in order, the kernel's copy last): under store buffers it is a full fence first, or a
+ * store still buffered would land over what the call wrote. */
+static void input_fence(uint64_t pc) {
+    if (in_execution() && !in_runtime(pc) && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
+        smc_stop(SMC_OP_FENCE, 0, 0, 0, 1, pc, 0, 0);
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t n) {
+    input_fence(CALLER_PC);
+    REAL(read, fd, buf, n);
+}
+EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off) {
+    input_fence(CALLER_PC);
+    REAL(pread, fd, buf, n, off);
+}
+EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off) {
+    input_fence(CALLER_PC);
+    REAL(pread64, fd, buf, n, off);
+}
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int n) {
+    input_fence(CALLER_PC);
+    REAL(readv, fd, iov, n);
+}
+EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
+    input_fence(CALLER_PC);
+    REAL(recv, fd, buf, n, flags);
+}
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *l) {
+    input_fence(CALLER_PC);
+    REAL(recvfrom, fd, buf, n, flags, a, l);
+}
+EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags) {
+    input_fence(CALLER_PC);
+    REAL(recvmsg, fd, m, flags);
+}
+EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f) {
+    input_fence(CALLER_PC);
+    REAL(fread, buf, size, n, f);
+}
+EXPORT char *fgets(char *s, int n, FILE *f) {
+    input_fence(CALLER_PC);
+    REAL(fgets, s, n, f);
 }
 
 /* ---- descriptors and the output ---- */

@@ -221,3 +221,21 @@ fn more_buffered_stores_than_the_commit_queue() {
         );
     }
 }
+
+/// A read() into memory the thread has just stored to comes after that store, which is still
+/// in the store buffer: the read's bytes stay (no false alarm), 2 executions under every model.
+#[test]
+fn input_comes_after_the_threads_buffered_stores() {
+    let scratch = Scratch::new("store-then-read");
+    let bin = compile(&scratch, &source("store_then_read.c"), "gcc", &["-O2"]);
+    for model in ["sc", "tso", "pso"] {
+        let r = check(&bin, model, &[]);
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            ("ok", 2),
+            "{model}\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
