@@ -6,7 +6,6 @@
 //! node with an unexplored backtrack thread (or an unexplored outcome of a choice) is taken.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -101,38 +100,6 @@ struct Node {
     /// When `chosen` began an atomic section here: what the section did in every execution
     /// through here so far (outcomes of choices inside it differ).
     section: Option<SectionBody>,
-}
-
-/// The events of an atomic section after its begin, gathered over executions; `Open` once
-/// some execution did not finish it (it ended the process or hung inside).
-enum SectionBody {
-    Closed(Vec<Event>),
-    Open,
-}
-
-/// A thread's next step as a sleep set keeps it: its event, and when that begins an atomic
-/// section, the rest of the section as it ran. Sections move as one step (race reversals go
-/// to their begin), and the begin itself touches nothing, so a sleeping section wakes at what
-/// conflicts with any part of it; until then it would run the same.
-#[derive(Clone)]
-struct Asleep {
-    ev: Event,
-    section: Option<Arc<[Event]>>,
-}
-
-impl Asleep {
-    fn plain(ev: Event) -> Asleep {
-        Asleep { ev, section: None }
-    }
-
-    fn conflicts(&self, model: &dyn Model, ev: &Event) -> bool {
-        model.conflicts(&self.ev, ev)
-            || self
-                .section
-                .iter()
-                .flat_map(|s| s.iter())
-                .any(|e| model.conflicts(e, ev))
-    }
 }
 
 impl Node {
@@ -293,80 +260,6 @@ impl Clone for ThreadRun {
     }
 }
 
-/// The histories of the 8 bytes of an aligned word, kept together so that an access looks up
-/// each word it touches once, not each byte: per byte its last write, and the latest read of
-/// each thread.
-#[derive(Default)]
-struct WordHistory {
-    /// Per byte: the position of its last write + 1 (0: none).
-    last_write: [u32; 8],
-    /// Reads with the bytes of this word for which each is its thread's latest (a later
-    /// write is ordered after those of other owners); inline for a few threads: checkpoints
-    /// clone every word's history.
-    reads: SmallVec<[WordRead; 4]>,
-}
-
-/// A read in a [`WordHistory`], with its thread (so that its trace entry, far away in memory,
-/// need not be looked at).
-#[derive(Clone, Copy)]
-struct WordRead {
-    pos: u32,
-    thread: ThreadId,
-    /// Bit i: byte i of the word.
-    mask: u8,
-}
-
-impl Clone for WordHistory {
-    /// Element by element: a few, and a slice copy would be a call to memcpy.
-    fn clone(&self) -> Self {
-        WordHistory {
-            last_write: self.last_write,
-            reads: self.reads.iter().copied().collect(),
-        }
-    }
-}
-
-impl WordHistory {
-    /// The read at `pos` of the bytes in `mask` by `thread`: the latest of that thread for them.
-    fn read(&mut self, pos: usize, mask: u8, thread: ThreadId) {
-        self.reads.retain(|r| {
-            if r.thread == thread {
-                r.mask &= !mask;
-            }
-            r.mask != 0
-        });
-        self.reads.push(WordRead {
-            pos: pos as u32,
-            thread,
-            mask,
-        });
-    }
-
-    fn write(&mut self, pos: usize, mask: u8) {
-        for (i, w) in self.last_write.iter_mut().enumerate() {
-            if mask >> i & 1 != 0 {
-                *w = pos as u32 + 1;
-            }
-        }
-    }
-}
-
-/// The words (address / 8) that `size` bytes at `addr` touch, each with the mask of its bytes
-/// among them, but for those `skip` names (bit i: byte `addr + i`).
-fn word_masks(addr: u64, size: u32, skip: u64) -> impl Iterator<Item = (u64, u8)> {
-    let end = addr + size as u64;
-    (addr >> 3..=(end.max(addr + 1) - 1) >> 3).filter_map(move |w| {
-        let mut mask = 0u8;
-        for b in (w << 3).max(addr)..((w << 3) + 8).min(end) {
-            let i = b - addr;
-            if i >= 64 || skip >> i & 1 == 0 {
-                mask |= 1 << (b & 7);
-            }
-        }
-        (mask != 0).then_some((w, mask))
-    })
-}
-
 /// State of one execution.
 struct Run {
     sync: SyncState,
@@ -433,19 +326,6 @@ struct Explorer<'a> {
 /// of a large location table (measured: BENCHMARKS.md).
 const CHECKPOINT_STEP: usize = 16;
 const CHECKPOINT_BUDGET: usize = 1 << 18;
-
-/// A worker's part of a split exploration ([`Split`]).
-struct Splitting<'a> {
-    split: &'a Split<'a>,
-    /// The depth of the fully branched top; known after the first execution.
-    depth: Option<usize>,
-    /// The leaves of the top met so far, and a hash of their prefixes in order: every worker
-    /// and every shard must walk the same top, or their parts do not add up.
-    leaves: u64,
-    leaves_hash: u64,
-    /// The number of the leaf this worker explores below now (0: none yet).
-    current: u64,
-}
 
 /// Explore every inequivalent execution; stop at the first error (or go on, with
 /// `cfg.keep_going`).
@@ -804,20 +684,6 @@ impl Run {
         yes
     }
 
-    /// Whether `t` waits only for another thread's atomic section to end.
-    fn held_off_by_section(&self, t: ThreadId) -> bool {
-        let Some(owner) = self.sync.atomic_owner else {
-            return false;
-        };
-        self.owner_of(t) != owner
-            && self.threads[t.index()].pending.is_some_and(|p| {
-                (matches!(p.op, Op::AtomicBegin)
-                    || self.sync.enabled(t, &p.op, self.join_target(&p.op)))
-                    && !self.awaiting(t)
-                    && self.buffer_allows(t, &p.op)
-            })
-    }
-
     fn enabled_but_awaiting(&self, t: ThreadId) -> bool {
         self.threads
             .get(t.index())
@@ -883,11 +749,6 @@ impl Run {
         (order, race)
     }
 
-    /// The last event of the step `j` belongs to: the end of its atomic section, if it ended.
-    fn step_last(&self, j: usize) -> usize {
-        self.trace[j].closed_at.map_or(j, |e| e as usize)
-    }
-
     fn hb(&self, a: usize, b: usize) -> bool {
         let ea = &self.trace[a];
         self.trace[b].clock.get(ea.ev.thread) >= ea.seq
@@ -901,105 +762,6 @@ fn diverged(pos: usize, t: ThreadId) -> ExecError {
          it depends on something the checker does not control (time, randomness, input)",
         pos + 1
     ))
-}
-
-/// The first (up to) 8 bytes as a little-endian number, for reports.
-/// Name the threads of a counterexample in the order they appear in it (main first), so that
-/// the report does not depend on the order the exploration met them (replays show the same).
-fn renumber(cx: &mut Counterexample) {
-    let mut order: Vec<ThreadId> = vec![ThreadId::MAIN];
-    let seen = cx
-        .trace
-        .iter()
-        .map(|e| e.thread)
-        .chain(cx.threads.iter().map(|t| t.id));
-    for t in seen {
-        if !order.contains(&t) {
-            order.push(t);
-        }
-    }
-    let new = |t: ThreadId| ThreadId(order.iter().position(|&o| o == t).unwrap() as u32);
-    for e in &mut cx.trace {
-        e.thread = new(e.thread);
-        if let Op::Update { owner, .. } = &mut e.op {
-            *owner = new(*owner);
-        }
-    }
-    for th in &mut cx.threads {
-        th.id = new(th.id);
-        th.parent = th.parent.map(new);
-        th.buffer_of = th.buffer_of.map(new);
-    }
-    if let Some((t, _, _)) = &mut cx.fault {
-        *t = new(*t);
-    }
-}
-
-/// An abort() by C++'s std::terminate after an exception no handler caught, as libstdc++'s
-/// default handler reports it on stderr: what was thrown and its what().
-fn uncaught_exception(output: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(output);
-    let at = text.rfind("terminate called ")?;
-    let report = &text[at..];
-    let thrown = report
-        .strip_prefix("terminate called after throwing an instance of '")
-        .and_then(|r| r.split('\'').next());
-    let what = report
-        .find("what():")
-        .map(|w| report[w + 7..].lines().next().unwrap_or("").trim());
-    Some(match (thrown, what) {
-        (Some(t), Some(w)) => format!("uncaught exception {t}: {w} (std::terminate)"),
-        (Some(t), None) => format!("uncaught exception {t} (std::terminate)"),
-        _ => "std::terminate called without an active exception".to_string(),
-    })
-}
-
-/// A Rust panic as std's default hook reports it: `thread 'main' (1234) panicked at
-/// src/main.rs:9:5:` (the id only in newer releases) and the message on the next lines.
-fn panic_message(output: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(output);
-    let at = text.rfind(" panicked at ")?;
-    let start = text[..at].rfind("thread '")? + "thread '".len();
-    let thread = text[start..at].split('\'').next().unwrap_or("?");
-    let rest = &text[at + " panicked at ".len()..];
-    let (place, message) = rest.split_once('\n').unwrap_or((rest, ""));
-    let message = message
-        .lines()
-        .take_while(|l| !l.starts_with("note: "))
-        .collect::<Vec<_>>()
-        .join(" ");
-    Some(format!(
-        "thread '{thread}' panicked at {}: {}",
-        place.trim_end_matches(':'),
-        message.trim()
-    ))
-}
-
-fn le_value(bytes: &[u8]) -> u64 {
-    let mut v = [0u8; 8];
-    let n = bytes.len().min(8);
-    v[..n].copy_from_slice(&bytes[..n]);
-    u64::from_le_bytes(v)
-}
-
-fn names(ts: &[ThreadId]) -> String {
-    ts.iter()
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-pub fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGSEGV => "SIGSEGV (segmentation fault)",
-        libc::SIGBUS => "SIGBUS (bus error)",
-        libc::SIGFPE => "SIGFPE (arithmetic error)",
-        libc::SIGILL => "SIGILL (illegal instruction)",
-        libc::SIGABRT => "SIGABRT (abort)",
-        libc::SIGTRAP => "SIGTRAP (trap)",
-        libc::SIGKILL => "SIGKILL",
-        _ => "signal",
-    }
 }
 
 /// Complete executions of `workers` workers sharing one exploration, run one after the other:
@@ -1040,6 +802,15 @@ fn split_executions(
 }
 
 mod explorer;
+mod history;
+mod reports;
+mod sections;
+mod split_top;
+
+use history::{word_masks, WordHistory};
+use reports::{le_value, names, panic_message, renumber, signal_name, uncaught_exception};
+use sections::{Asleep, SectionBody};
+use split_top::Splitting;
 
 #[cfg(test)]
 mod tests;

@@ -365,6 +365,16 @@ pub fn fnv64(data: &[u8]) -> u64 {
     })
 }
 
+/// A symbol as people read it: C++ (Itanium) and Rust (legacy and v0) names demangled, Rust's
+/// hash suffix left out; others as they are (only mangled names are tried: the C++ demangler
+/// reads a C global named `x` as the type `long long`).
+pub fn demangled(name: &str) -> String {
+    if !(name.starts_with("_Z") || name.starts_with("_R")) {
+        return name.to_string();
+    }
+    addr2line::demangle_auto(std::borrow::Cow::from(name), None).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,21 +396,6 @@ mod tests {
         let names: Vec<&str> = v.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["counter", "stdout"]);
     }
-}
-
-/// A symbol as people read it: C++ (Itanium) and Rust (legacy and v0) names demangled, Rust's
-/// hash suffix left out; others as they are (only mangled names are tried: the C++ demangler
-/// reads a C global named `x` as the type `long long`).
-pub fn demangled(name: &str) -> String {
-    if !(name.starts_with("_Z") || name.starts_with("_R")) {
-        return name.to_string();
-    }
-    addr2line::demangle_auto(std::borrow::Cow::from(name), None).into_owned()
-}
-
-#[cfg(test)]
-mod demangling {
-    use super::demangled;
 
     #[test]
     fn cpp_and_rust_names_are_demangled() {

@@ -495,10 +495,10 @@ impl<'a> Explorer<'a> {
                 let cseq = run.trace[c].seq;
                 // (not when a later step it links to comes after it; events of one atomic
                 // section are one step)
-                let step = |j: usize| run.trace[j].section.unwrap_or(j);
+                let first = |j: usize| run.trace[j].section.unwrap_or(j);
                 let immediate = clock.get(p) < cseq
                     && !preds.iter().any(|&o| {
-                        step(o) != step(c) && run.trace[run.step_last(o)].clock.get(p) >= cseq
+                        first(o) != first(c) && run.trace[run.step_last(o)].clock.get(p) >= cseq
                     });
                 if !immediate {
                     continue;
@@ -677,23 +677,12 @@ impl<'a> Explorer<'a> {
     /// (or be the last in the trace), and a section is ordered after what any of its events is
     /// ordered after.
     pub(super) fn reverse(&mut self, run: &Run, e: usize, e2: usize) {
-        // (first, last) position of the step at `j`
-        let step = |j: usize| match run.trace[j].section {
-            Some(b) => (
-                b,
-                (j..run.trace.len())
-                    .take_while(|&k| run.trace[k].section == Some(b))
-                    .last()
-                    .unwrap_or(j),
-            ),
-            None => (j, j),
-        };
-        let (s2, _) = step(e2);
+        let (s2, _) = run.step(e2);
         let q = run.trace[s2].ev.thread;
         // first step of each thread in v = notdep(e) . e2
         let mut firsts: SmallVec<[(ThreadId, usize); 8]> = SmallVec::new();
         for j in (e + 1..s2).chain(std::iter::once(s2)) {
-            let (first, last) = step(j);
+            let (first, last) = run.step(j);
             if first != j || (j < s2 && run.hb(e, last)) {
                 continue; // (inside a step, or after e)
             }
@@ -705,7 +694,7 @@ impl<'a> Explorer<'a> {
         let initials: Threads = firsts
             .iter()
             .filter(|&&(_, fj)| {
-                let (_, last) = step(fj);
+                let (_, last) = run.step(fj);
                 !firsts.iter().any(|&(_, gj)| gj < fj && run.hb(gj, last))
             })
             .map(|&(t, _)| t)
@@ -940,87 +929,6 @@ impl<'a> Explorer<'a> {
         Box::new(cx)
     }
 
-    pub(super) fn top_depth(&self) -> Option<usize> {
-        self.split.as_ref().and_then(|s| s.depth)
-    }
-
-    /// The decisions of the first `k` nodes, as a schedule names them.
-    pub(super) fn prefix(&self, k: usize) -> Vec<Step> {
-        self.nodes[..k]
-            .iter()
-            .map(|n| Step {
-                thread: self.names.path(n.chosen),
-                alt: n.alt,
-            })
-            .collect()
-    }
-
-    /// A leaf of the split top, reached by the first `k` decisions: count it into the top's
-    /// fingerprint; does this worker explore it?
-    pub(super) fn leaf(&mut self, k: usize) -> bool {
-        let prefix = self.prefix(k);
-        let Some(s) = self.split.as_mut() else {
-            return true;
-        };
-        s.leaves += 1;
-        s.leaves_hash =
-            (s.leaves_hash ^ crate::engine::prefix_hash(&prefix)).wrapping_mul(0x0100_0000_01b3);
-        let ours = (s.split.claim)(&prefix);
-        if ours {
-            s.current = s.leaves;
-        }
-        ours
-    }
-
-    /// Does this worker count the executions explored before the split (the empty prefix)?
-    pub(super) fn claims_the_start(&self) -> bool {
-        self.split.as_ref().is_none_or(|s| (s.split.claim)(&[]))
-    }
-
-    /// Split exploration, once the top is set: an execution that ended inside the top (before
-    /// reaching a leaf) is a leaf of its own, counted by the worker that claims it only.
-    pub(super) fn settle_leaf(&mut self, run: &Run, end: RunEnd) -> RunEnd {
-        match self.top_depth() {
-            Some(depth) if !run.claimed && !matches!(end, RunEnd::Skipped) => {
-                let k = depth.min(run.trace.len()).min(self.nodes.len());
-                if self.leaf(k) {
-                    end
-                } else {
-                    RunEnd::Skipped
-                }
-            }
-            _ => end,
-        }
-    }
-
-    /// Split the exploration after its first executions (those of `run` the last): the top
-    /// ends where the branching along `run` reaches the aim, its nodes branch every way, and
-    /// what is left of the current leaf goes to the worker that claims it. False when this
-    /// worker does not count the executions so far (another one claims them).
-    pub(super) fn begin_split(&mut self, run: &Run) -> bool {
-        let split = self.split.as_ref().expect("splitting");
-        let mut product = 1u64;
-        let depth = self
-            .nodes
-            .iter()
-            .position(|n| {
-                product = product.saturating_mul((n.awake().count() as u64 * n.alts as u64).max(1));
-                product >= split.split.leaves
-            })
-            .map_or(self.nodes.len(), |p| p + 1);
-        (split.split.on_split)();
-        self.split.as_mut().unwrap().depth = Some(depth);
-        for n in &mut self.nodes[..depth] {
-            let missing: Vec<ThreadId> = n.awake().filter(|t| !n.backtrack.contains(t)).collect();
-            n.backtrack.extend(missing);
-        }
-        let k = depth.min(run.trace.len()).min(self.nodes.len());
-        if !self.leaf(k) {
-            self.nodes.truncate(depth);
-        }
-        self.claims_the_start()
-    }
-
     /// Move to the deepest node with something left to explore. False when done.
     pub(super) fn next_branch(&mut self, run: &Run) -> bool {
         while let Some(i) = self.nodes.len().checked_sub(1) {
@@ -1082,68 +990,5 @@ impl<'a> Explorer<'a> {
             self.nodes.pop();
         }
         false
-    }
-
-    /// Reverse the races deferred to the end of their atomic section (it ended, or the
-    /// execution did).
-    pub(super) fn reverse_deferred(&mut self, run: &mut Run) {
-        let deferred = std::mem::take(&mut run.deferred);
-        for &(e, e2) in &deferred {
-            self.reverse(run, e, e2);
-        }
-        run.deferred = deferred;
-        run.deferred.clear();
-    }
-
-    /// Add what the atomic sections of this execution did to their nodes, from the position
-    /// where it left the last one's path (a section that began before it ran differently).
-    pub(super) fn gather_sections(&mut self, run: &Run, from: usize) {
-        let Some(first) = run.trace.get(from) else {
-            return;
-        };
-        let start = first.section.unwrap_or(from);
-        let mut j = start;
-        while j < run.trace.len().min(self.nodes.len()) {
-            if run.trace[j].section != Some(j) {
-                j += 1;
-                continue;
-            }
-            let t = run.trace[j].ev.thread;
-            let body = run.trace[j + 1..]
-                .iter()
-                .take_while(|e| e.section == Some(j))
-                .map(|e| &e.ev);
-            let node = &mut self.nodes[j];
-            let mut closed = false;
-            if let Some(SectionBody::Open) = node.section {
-                j += 1;
-                continue;
-            }
-            let mut events = match node.section.take() {
-                Some(SectionBody::Closed(v)) => v,
-                _ => Vec::new(),
-            };
-            let mut n = 0;
-            for ev in body {
-                n += 1;
-                closed = ev.thread == t && matches!(ev.op, Op::AtomicEnd);
-                let same = |o: &Event| {
-                    o.thread == ev.thread
-                        && o.op == ev.op
-                        && o.wrote == ev.wrote
-                        && o.forwarded == ev.forwarded
-                };
-                if !events.iter().any(same) {
-                    events.push(ev.clone());
-                }
-            }
-            let ended_inside = run.ended_at.is_some_and(|x| x >= j && x <= j + n);
-            node.section = Some(if closed && !ended_inside {
-                SectionBody::Closed(events)
-            } else {
-                SectionBody::Open
-            });
-            j += n + 1;
-        }
     }
 }
