@@ -259,12 +259,11 @@ long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *time
     case FUTEX_WAIT_BITSET:
         timed = timeout != NULL;
         smc_stop(SMC_OP_FUTEX_WAIT, (uint64_t)(uintptr_t)word, (uint64_t)timed, 1, val, pc, 0, 0);
+        smc_note_read((uint64_t)(uintptr_t)word, 4); /* the value the engine learns */
         if (__atomic_load_n(word, __ATOMIC_RELAXED) != val) {
-            smc_note_read((uint64_t)(uintptr_t)word, 4);
             errno = EAGAIN;
             return -1;
         }
-        smc_note_read((uint64_t)(uintptr_t)word, 4);
         r = smc_stop(SMC_OP_FUTEX_WOKEN, (uint64_t)(uintptr_t)word, (uint64_t)timed, 1, 0, pc, 0, 0);
         if (r) {
             errno = (int)r;

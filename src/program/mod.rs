@@ -267,8 +267,14 @@ impl Program {
 
     /// The address of the function the program defines under one of `names`, demangled.
     pub fn function_address_demangled(&self, names: &[&str]) -> Option<u64> {
+        // (a mangled name holds each identifier as it is: only those are demangled)
         self.functions
             .iter()
+            .filter(|f| {
+                names
+                    .iter()
+                    .any(|n| f.name.contains(n.rsplit("::").next().unwrap_or(n)))
+            })
             .find(|f| names.contains(&demangled(&f.name).as_str()))
             .map(|f| f.addr)
     }
