@@ -76,7 +76,22 @@ EXPORT int setitimer(__itimer_which_t which, const struct itimerval *value, stru
     REAL(setitimer, which, value, old);
 }
 
+/* The alternate signal stack is per kernel thread: coroutine threads share the worker's one,
+ * and what an execution sets would stay for the next (Rust's std installs one per thread and
+ * takes another one's as its own). Each coroutine thread has its own, as a real thread does, kept
+ * here and never given to the kernel: the runtime's handlers report a fault whatever stack the
+ * program asked for. Every execution starts with none. */
+static stack_t g_altstack[SMC_MAX_THREADS];
+
+static void reset_altstacks(void) {
+    for (int i = 0; i < SMC_MAX_THREADS; i++) {
+        memset(&g_altstack[i], 0, sizeof g_altstack[i]);
+        g_altstack[i].ss_flags = SS_DISABLE;
+    }
+}
+
 void keep_signals_at_main(void) {
+    reset_altstacks();
     for (int sig = 1; sig < 65; sig++) sys_sigaction(sig, NULL, &g_act_at_main[sig]);
     memcpy(g_prog_act_at_main, prog_act, sizeof prog_act);
     sys_sigprocmask(SIG_BLOCK, NULL, &g_mask_at_main);
@@ -101,6 +116,28 @@ static void restore_signals(void) {
     memset(&off, 0, sizeof off);
     for (int which = ITIMER_REAL; which <= ITIMER_PROF; which++) REAL_FN(setitimer)(which, &off, NULL);
     g_timers_set = 0;
+}
+
+EXPORT int sigaltstack(const stack_t *ss, stack_t *old) {
+    if (!g_coroutines || !in_execution() || t_slot >= SMC_MAX_THREADS) REAL(sigaltstack, ss, old);
+    stack_t *own = &g_altstack[t_slot];
+    if (ss && ss->ss_flags & ~SS_DISABLE) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (ss && !(ss->ss_flags & SS_DISABLE) && ss->ss_size < (size_t)MINSIGSTKSZ) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (old) *old = *own;
+    if (ss) {
+        *own = *ss;
+        if (ss->ss_flags & SS_DISABLE) {
+            memset(own, 0, sizeof *own);
+            own->ss_flags = SS_DISABLE;
+        }
+    }
+    return 0;
 }
 
 EXPORT sighandler_t signal(int sig, sighandler_t handler) {
@@ -458,6 +495,7 @@ int co_reset(int captured) {
     if (captured) note_output();
     int last = loader_changed() || !unmap_execution_maps() || !restore_cwd();
     restore_signals();
+    reset_altstacks();
     g_restore_pending = !last;
     return !last;
 }

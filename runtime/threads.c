@@ -112,26 +112,15 @@ static int slot_of(pthread_t t) {
 /* A thread's attributes as a real thread's would be: its stack and a guard page below it
  * (Rust's std asks for the guard). glibc answers for a coroutine from the main thread's
  * descriptor, reading /proc/self/maps, whose contents change between executions: main's
- * answer is taken once and kept, a coroutine's is its slot's stack. */
+ * answer is the one taken at start-up (g_main_stack_lo/hi; asking in an execution would
+ * allocate, leaving that execution's heap unlike the others'); a coroutine's is its slot's stack. */
 EXPORT int pthread_getattr_np(pthread_t t, pthread_attr_t *attr) {
-    static uint64_t main_lo, main_hi;
     int slot = g_coroutines && in_execution() ? slot_of(t) : -1;
-    if (slot < 0) REAL(pthread_getattr_np, t, attr);
+    if (slot < 0 || (slot == 0 && !g_main_stack_hi)) REAL(pthread_getattr_np, t, attr);
     uint64_t lo = g_co[slot].floor, hi = g_co[slot].top;
     if (slot == 0) {
-        if (!main_hi) {
-            pthread_attr_t real;
-            void *addr = NULL;
-            size_t size = 0;
-            int r = REAL_FN(pthread_getattr_np)(t, &real);
-            if (r) return r;
-            pthread_attr_getstack(&real, &addr, &size);
-            pthread_attr_destroy(&real);
-            main_lo = (uint64_t)(uintptr_t)addr;
-            main_hi = main_lo + size;
-        }
-        lo = main_lo;
-        hi = main_hi;
+        lo = g_main_stack_lo;
+        hi = g_main_stack_hi;
     }
     if (pthread_attr_init(attr) != 0) return ENOMEM;
     if (hi > lo) pthread_attr_setstack(attr, (void *)(uintptr_t)lo, hi - lo);

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{check, source, Scratch};
-use std::path::PathBuf;
+use common::{check, run, run_env, source, Scratch};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn rustc(scratch: &Scratch, name: &str) -> PathBuf {
@@ -77,6 +77,50 @@ fn rust_park_and_unpark_hand_off() {
             (r.verdict(), r.executions()),
             ("ok", 6),
             "{model}\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn a_panics_schedule_replays_to_the_same_panic() {
+    let scratch = Scratch::new("rust-replay");
+    let bin = rustc(&scratch, "rust_channel_sum.rs");
+    let b = bin.to_str().unwrap();
+    let sched = scratch.0.join("sum.schedule");
+    let s = sched.to_str().unwrap();
+    let r = run(&["--json", "--model", "sc", "--schedule", s, b]);
+    assert_eq!(r.error_kind(), Some("panic"), "{}{}", r.stdout, r.stderr);
+    let again = run(&["--replay", s, b]);
+    assert!(
+        again.stdout.contains("replay: reproduced the saved error")
+            && again.stdout.contains("wrong sum"),
+        "{}{}",
+        again.stdout,
+        again.stderr
+    );
+}
+
+/// The engine in the checker (as with `-j` fallbacks or no engine library) sees every
+/// execution start from the same state: std's start-up asks for main's stack attributes and its
+/// alternate signal stack, which must not change between executions.
+#[test]
+fn rust_programs_explore_alike_with_the_engine_in_the_checker() {
+    let scratch = Scratch::new("rust-in-checker");
+    let no_engine: &[(&str, &Path)] = &[("SMC_NO_WORKER_ENGINE", Path::new("1"))];
+    for (name, model, want) in [
+        ("rust_park.rs", "sc", ("ok", 6)),
+        ("rust_mutex_condvar.rs", "sc", ("ok", 545)),
+        ("rust_lost_update.rs", "sc", ("error", 2)),
+    ] {
+        let bin = rustc(&scratch, name);
+        let args = ["--json", "-j1", "--model", model, bin.to_str().unwrap()];
+        let r = run_env(&scratch.0, &args, no_engine);
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            want,
+            "{name}\n{}{}",
             r.stdout,
             r.stderr
         );

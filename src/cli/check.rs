@@ -85,7 +85,7 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "FILE")]
     schedule: Option<PathBuf>,
 
-    /// Re-run PROGRAM forced along a saved schedule, with the program's own output visible,
+    /// Re-run PROGRAM forced along a saved schedule, showing all of the program's own output,
     /// and report the error again.
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
@@ -439,7 +439,8 @@ fn explore(
         exec_timeout,
         fences_visible: model.fences_visible(),
         buffered: model.buffers().is_some(),
-        program_output: replay.is_some(),
+        program_output: cli.gdb,
+        whole_output: replay.is_some(),
         debuggable: cli.gdb,
         engine,
         shared: shared.to_vec(),

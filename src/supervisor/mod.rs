@@ -81,8 +81,11 @@ pub struct Options {
     pub fences_visible: bool,
     /// Stores go through the supervisor's store buffers (TSO, PSO).
     pub buffered: bool,
-    /// Let the program's stdout and stderr through (replays); otherwise discarded.
+    /// Let the program's stdout and stderr through (a replay under a debugger); otherwise
+    /// they are captured.
     pub program_output: bool,
+    /// A counterexample shows all of the captured output (a replay), not only its end.
+    pub whole_output: bool,
     /// Executions may be traced by a debugger and stop at their error (`--gdb`).
     pub debuggable: bool,
     /// The engine library the runtime loads into the worker, so that the worker can run a
@@ -104,6 +107,8 @@ pub struct NativeTarget {
     _runtime: File,
     /// The capture of the program's stdout and stderr (not when they are let through).
     output: Option<File>,
+    /// How much of the end of the captured output a counterexample shows.
+    output_shown: u64,
     plan: Plan,
     timeout: Duration,
 
@@ -310,6 +315,11 @@ impl NativeTarget {
             server,
             _runtime: runtime,
             output,
+            output_shown: if opts.whole_output {
+                OUTPUT_CAP
+            } else {
+                OUTPUT_SHOWN
+            },
             plan,
             timeout: opts.exec_timeout,
 
@@ -798,7 +808,7 @@ impl Executor for NativeTarget {
         use std::os::unix::fs::FileExt;
         let file = self.output.as_ref()?;
         let total = self.ch.header().out_len.min(OUTPUT_CAP);
-        let start = total.saturating_sub(OUTPUT_SHOWN);
+        let start = total.saturating_sub(self.output_shown);
         let mut tail = vec![0; (total - start) as usize];
         file.read_exact_at(&mut tail, start).ok()?;
         Some(Output {
