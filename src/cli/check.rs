@@ -85,7 +85,7 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "FILE")]
     schedule: Option<PathBuf>,
 
-    /// Re-run PROGRAM forced along a saved schedule, showing all of the program's own output,
+    /// Re-run PROGRAM forced along a saved schedule, then show the program's own output,
     /// and report the error again.
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
@@ -440,7 +440,6 @@ fn explore(
         fences_visible: model.fences_visible(),
         buffered: model.buffers().is_some(),
         program_output: cli.gdb,
-        whole_output: replay.is_some(),
         debuggable: cli.gdb,
         engine,
         shared: shared.to_vec(),
@@ -536,6 +535,13 @@ fn explore(
         Err(ExecError::Interrupted) => return Err(UsageError("interrupted".into())),
         Err(ExecError::Fatal(msg)) => return Err(UsageError(msg)),
     };
+    if replay.is_some() && !cli.gdb {
+        // the program's own output, captured (its messages are read from it) and shown
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(&target.captured_output());
+        let _ = err.flush();
+    }
     let executor = target.executor();
     let engine = target.engine_placement();
     let load_bias = target.load_bias;

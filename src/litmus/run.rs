@@ -95,7 +95,6 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         fences_visible: model.fences_visible(),
         buffered: model.buffers().is_some(),
         program_output: false,
-        whole_output: false,
         debuggable: false,
     };
     let (_, mut native) = supervisor::launch(exe, &topts)?;

@@ -84,8 +84,7 @@ pub struct Options {
     /// Let the program's stdout and stderr through (a replay under a debugger); otherwise
     /// they are captured.
     pub program_output: bool,
-    /// A counterexample shows all of the captured output (a replay), not only its end.
-    pub whole_output: bool,
+
     /// Executions may be traced by a debugger and stop at their error (`--gdb`).
     pub debuggable: bool,
     /// The engine library the runtime loads into the worker, so that the worker can run a
@@ -107,8 +106,7 @@ pub struct NativeTarget {
     _runtime: File,
     /// The capture of the program's stdout and stderr (not when they are let through).
     output: Option<File>,
-    /// How much of the end of the captured output a counterexample shows.
-    output_shown: u64,
+
     plan: Plan,
     timeout: Duration,
 
@@ -215,6 +213,19 @@ pub fn launch(path: &Path, opts: &Options) -> Result<(Program, NativeTarget), St
 }
 
 impl NativeTarget {
+    /// All the program wrote in the last execution (a replay's, shown after it).
+    pub fn captured_output(&self) -> Vec<u8> {
+        use std::os::unix::fs::FileExt;
+        let Some(file) = self.output.as_ref() else {
+            return Vec::new();
+        };
+        let mut all = vec![0; self.ch.header().out_len.min(OUTPUT_CAP) as usize];
+        match file.read_exact_at(&mut all, 0) {
+            Ok(()) => all,
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// Instrumented instructions.
     pub fn sites(&self) -> usize {
         self.plan.sites.len()
@@ -315,11 +326,6 @@ impl NativeTarget {
             server,
             _runtime: runtime,
             output,
-            output_shown: if opts.whole_output {
-                OUTPUT_CAP
-            } else {
-                OUTPUT_SHOWN
-            },
             plan,
             timeout: opts.exec_timeout,
 
@@ -808,7 +814,7 @@ impl Executor for NativeTarget {
         use std::os::unix::fs::FileExt;
         let file = self.output.as_ref()?;
         let total = self.ch.header().out_len.min(OUTPUT_CAP);
-        let start = total.saturating_sub(self.output_shown);
+        let start = total.saturating_sub(OUTPUT_SHOWN);
         let mut tail = vec![0; (total - start) as usize];
         file.read_exact_at(&mut tail, start).ok()?;
         Some(Output {
