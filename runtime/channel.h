@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 11
+#define SMC_CHANNEL_VERSION 12
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -98,6 +98,7 @@ enum smc_site_kind {
 enum smc_string_op { SMC_STR_MOVS = 1, SMC_STR_STOS = 2, SMC_STR_LODS = 3, SMC_STR_CMPS = 4, SMC_STR_SCAS = 5 };
 /* smc_site.rep */
 enum smc_rep { SMC_REP_NONE = 0, SMC_REP_E = 1, SMC_REP_NE = 2 };
+enum smc_spin_value { SMC_SPIN_ZERO = 0, SMC_SPIN_ONE = 1, SMC_SPIN_ONES32 = 2, SMC_SPIN_ONES64 = 3 };
 
 #define SMC_REG_NONE 0xff
 #define SMC_REG_RIP 0xfe /* disp is relative to the load bias */
@@ -120,7 +121,9 @@ struct smc_site {
     uint16_t dead_regs; /* registers the instruction overwrites without reading (bit n = reg n) */
     uint8_t string_op;  /* enum smc_string_op of a string site */
     uint8_t rep;        /* enum smc_rep of a string site */
-    uint32_t pad3;
+    uint8_t spin_reg;   /* a bounded spin loop's load: its counter's register number + 1, or 0 */
+    uint8_t spin_value; /* enum smc_spin_value: the counter's value that ends the loop */
+    uint16_t pad3;
 };
 
 /* smc_site.flags. A private site's operand is the thread's own stack (rsp-based) or TLS

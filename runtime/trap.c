@@ -497,6 +497,13 @@ static __attribute__((noinline)) void at_special_site(const struct smc_site *st,
     }
 }
 
+/* A bounded spin loop's load (targets/x86_64/spin.rs): its counter is set so that the loop
+ * ends after this load, which reaches the same states as spinning on. */
+static void end_spin(const struct smc_site *st, greg_t *uc) {
+    static const uint64_t value[4] = {0, 1, 0xffffffffu, ~0ull};
+    smc_set_reg(uc, st->spin_reg - 1, value[st->spin_value & 3]);
+}
+
 static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
     uint32_t site_no = (uint32_t)(st - g_sites) + 1;
     if (!in_execution()) return;
@@ -520,6 +527,7 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
         smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, &hash, site_no);
         apply_patch(slot, ea, size);
         note_executed(ea, size, 1, 0);
+        if (st->spin_reg) end_spin(st, uc);
         break;
     case SMC_SITE_STORE:
         smc_stop(SMC_OP_STORE, ea, 0, size, 0, pc, 0, site_no);

@@ -70,6 +70,15 @@ pub mod site_flags {
     pub const FS: u8 = 2;
 }
 
+/// `Site::spin_value`: what the counter is set to (runtime/channel.h `SMC_SPIN_*`).
+pub mod spin_value {
+    pub const ZERO: u8 = 0;
+    pub const ONE: u8 = 1;
+    /// All ones in the low 32 bits (-1 of a 32-bit counter).
+    pub const ALL_ONES_32: u8 = 2;
+    pub const ALL_ONES_64: u8 = 3;
+}
+
 /// `Site::base` / `Site::index`: no register.
 pub const REG_NONE: u8 = 0xff;
 /// `Site::base`: the instruction pointer (RIP-relative).
@@ -96,5 +105,10 @@ pub struct Site {
     pub string_op: u8,
     /// `rep_prefix` of a string site.
     pub rep: u8,
-    pub pad3: u32,
+    /// A bounded spin loop's load (targets/x86_64/spin.rs): the counter register's number + 1
+    /// (0: none), which the runtime sets to `spin_value` at the load so that the loop ends
+    /// after it.
+    pub spin_reg: u8,
+    pub spin_value: u8,
+    pub pad3: u16,
 }

@@ -15,7 +15,7 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 11;
+pub const VERSION: u32 = 12;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;

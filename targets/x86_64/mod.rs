@@ -2,6 +2,7 @@
 //! out-of-line copies.
 
 pub mod litmus;
+mod spin;
 
 use std::collections::HashSet;
 
@@ -319,6 +320,30 @@ pub fn touches_wide_state(i: &Instruction) -> bool {
         })
 }
 
+/// Note the loads of bounded spin loops (spin.rs) on their sites.
+fn mark_bounded_spins(
+    all: &[Instruction],
+    sites: &mut [(usize, Site)],
+    info: &mut InstructionInfoFactory,
+) {
+    let mut index = None;
+    for (k, site) in sites.iter_mut() {
+        if site.kind != site_kind::LOAD || !spin::candidate(all, *k) {
+            continue;
+        }
+        let index = index.get_or_insert_with(|| {
+            all.iter()
+                .enumerate()
+                .map(|(j, i)| (i.ip(), j))
+                .collect::<std::collections::HashMap<u64, usize>>()
+        });
+        if let Some((reg, value)) = spin::bounded_spin(all, *k, index, info) {
+            site.spin_reg = reg;
+            site.spin_value = value;
+        }
+    }
+}
+
 impl Decoder for X86_64 {
     fn decode(&self, section: &CodeSection, private: bool) -> DecodedSection {
         let mut decoder =
@@ -341,6 +366,7 @@ impl Decoder for X86_64 {
             }
             all.push(instr);
         }
+        mark_bounded_spins(&all, &mut sites, &mut info);
         let spans = Spans::new(section, &all, &sites);
         let sites = sites
             .into_iter()

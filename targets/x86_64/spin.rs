@@ -1,0 +1,525 @@
+//! Bounded spin loops: a load repeated, with a pause, until its value changes or a counter
+//! runs out, as Rust's std futex `Mutex` and `RwLock` do up to 100 times before they wait:
+//!
+//! ```text
+//! L:  pause
+//!     mov  eax, [rbx]        ; the spin load
+//!     cmp  eax, 1
+//!     jne  T                 ; the value changed
+//!     test ecx, ecx
+//!     lea  ecx, [rcx+1]
+//!     jne  L                 ; the counter has not run out
+//! T:  ...                    ; both exits, the counter dead here
+//! ```
+//!
+//! Every iteration but the last reads a value that keeps the thread in the loop and changes
+//! nothing but the counter, so the loop reaches the same states (up to the dead counter) as
+//! one load alone: the load read at any iteration is the same load scheduled later, and
+//! running out is reading the looping value once. The checker explores it as that one load:
+//! the runtime sets the counter, at the load, to the value that ends the loop after it
+//! (`Site::spin_reg`, `Site::spin_value`). Explored iteration by iteration, each interleaving
+//! of another thread's write between two iterations is one more execution (a contended Rust
+//! lock cost about ten times the executions).
+//!
+//! The shape is checked strictly: one loop of straight-line code around one load into a whole
+//! register, exits on flags computed from the loaded value only, the back edge a `jne` on flags
+//! of the counter only, every other register the loop writes computed from the counter, all
+//! exits at one place, and there, every such register and the flags written before read on
+//! every path (up to a return or a call that cannot read them). Anything else is left as it
+//! is, explored iteration by iteration.
+
+use std::collections::{HashMap, HashSet};
+
+use iced_x86::{
+    ConditionCode, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
+    Register, RflagsBits,
+};
+
+use crate::site::spin_value;
+
+/// Registers as a bit set by number (rax = 0 ... r15 = 15).
+type Regs = u16;
+
+const STATUS_FLAGS: u32 = RflagsBits::OF
+    | RflagsBits::SF
+    | RflagsBits::ZF
+    | RflagsBits::AF
+    | RflagsBits::CF
+    | RflagsBits::PF;
+
+/// How far the loop may reach around its load, and how long a path the liveness check follows.
+const MAX_BODY: usize = 16;
+const MAX_STEPS: usize = 400;
+
+/// Registers the System V ABI may pass arguments or return values in: a call or a return
+/// may read them.
+const ABI_READ: Regs = bit(0) | bit(1) | bit(2) | bit(6) | bit(7) | bit(8) | bit(9);
+
+const fn bit(n: u32) -> Regs {
+    1 << n
+}
+
+/// What one instruction reads and writes of the general registers and the status flags.
+struct Use {
+    read: Regs,
+    /// Written whole (64 or 32 bits; a 32-bit write clears the upper half).
+    written: Regs,
+    /// Written in part (8 or 16 bits), or conditionally: the old value survives.
+    merged: Regs,
+    flags_read: bool,
+    flags_written: bool,
+    /// Writes every status flag unconditionally (the old flags are dead after it).
+    flags_all: bool,
+    memory: bool,
+}
+
+fn uses(i: &Instruction, info: &mut InstructionInfoFactory) -> Use {
+    let used = info.info(i);
+    let mut u = Use {
+        read: 0,
+        written: 0,
+        merged: 0,
+        flags_read: i.rflags_read() & STATUS_FLAGS != 0,
+        flags_written: i.rflags_modified() & STATUS_FLAGS != 0,
+        flags_all: (i.rflags_written()
+            | i.rflags_cleared()
+            | i.rflags_set()
+            | i.rflags_undefined())
+            & STATUS_FLAGS
+            == STATUS_FLAGS,
+        memory: used
+            .used_memory()
+            .iter()
+            .any(|m| m.access() != OpAccess::NoMemAccess),
+    };
+    for r in used.used_registers() {
+        let reg = r.register();
+        if !reg.is_gpr() {
+            continue;
+        }
+        let b = bit(reg.full_register().number() as u32);
+        let whole = reg.is_gpr64() || reg.is_gpr32();
+        match r.access() {
+            OpAccess::Write if whole => u.written |= b,
+            OpAccess::Write | OpAccess::CondWrite => u.merged |= b,
+            OpAccess::ReadWrite | OpAccess::ReadCondWrite if whole => {
+                u.read |= b;
+                u.written |= b;
+            }
+            OpAccess::ReadWrite | OpAccess::ReadCondWrite => {
+                u.read |= b;
+                u.merged |= b;
+            }
+            OpAccess::Read | OpAccess::CondRead => u.read |= b,
+            _ => {}
+        }
+    }
+    u
+}
+
+fn is_nop(i: &Instruction) -> bool {
+    matches!(
+        i.mnemonic(),
+        Mnemonic::Nop | Mnemonic::Pause | Mnemonic::Endbr64
+    )
+}
+
+/// Could `all[k]` be the load of a bounded spin loop (a cheap test before [`bounded_spin`])?
+pub fn candidate(all: &[Instruction], k: usize) -> bool {
+    let load = &all[k];
+    load.mnemonic() == Mnemonic::Mov
+        && load.op1_kind() == OpKind::Memory
+        && all[k + 1..all.len().min(k + MAX_BODY)].iter().any(|j| {
+            j.flow_control() == FlowControl::ConditionalBranch
+                && j.condition_code() == ConditionCode::ne
+                && j.near_branch_target() <= load.ip()
+        })
+}
+
+/// The counter to set at the load `all[k]` (`Site::spin_reg`: its number + 1) and the value
+/// that ends the loop after it (`spin_value`), when
+/// `all[k]` is the load of a bounded spin loop; `index` finds an instruction by its address.
+pub fn bounded_spin(
+    all: &[Instruction],
+    k: usize,
+    index: &HashMap<u64, usize>,
+    info: &mut InstructionInfoFactory,
+) -> Option<(u8, u8)> {
+    let load = &all[k];
+    if load.mnemonic() != Mnemonic::Mov
+        || load.op_count() != 2
+        || load.op0_kind() != OpKind::Register
+        || load.op1_kind() != OpKind::Memory
+    {
+        return None;
+    }
+    let dest = load.op0_register();
+    if !(dest.is_gpr64() || dest.is_gpr32()) {
+        return None;
+    }
+    let loaded: Regs = bit(dest.full_register().number() as u32);
+    // the back edge: the first backward branch after the load, to at or before it
+    let b = (k + 1..all.len().min(k + MAX_BODY)).find(|&j| {
+        all[j].flow_control() == FlowControl::ConditionalBranch
+            && all[j].near_branch_target() <= load.ip()
+    })?;
+    let back = &all[b];
+    if back.condition_code() != ConditionCode::ne {
+        return None;
+    }
+    let start = *index.get(&back.near_branch_target())?;
+    if start > k || k - start > MAX_BODY {
+        return None;
+    }
+    let (lo, hi) = (all[start].ip(), back.next_ip());
+    let load_use = uses(load, info);
+    // Registers the body writes: from the loaded value (and what the loop keeps), after the
+    // load, before any exit ("value"), or else from the counter ("counter").
+    let mut value: Regs = loaded;
+    let mut counter: Regs = 0;
+    let mut exited = false;
+    for (j, i) in all.iter().enumerate().take(b).skip(start) {
+        if j == k || is_nop(i) {
+            continue;
+        }
+        if i.flow_control() == FlowControl::ConditionalBranch {
+            exited = exited || j > k;
+            continue;
+        }
+        let u = uses(i, info);
+        let w = u.written | u.merged;
+        if j > k && !exited && u.read & value != 0 && u.read & counter == 0 && u.merged == 0 {
+            value |= w;
+        } else {
+            counter |= w;
+        }
+    }
+    if value & counter != 0 || load_use.read & (counter | value) != 0 {
+        return None; // one register both ways, or the address moves with the loop
+    }
+    let mut exits = Vec::new();
+    // the flags as the last instruction that wrote them left them: from the value or the counter
+    let mut flags_from_value = None;
+    let mut flag_writer = None;
+    let mut after_load = false;
+    let mut counter_written_since_load: Regs = 0;
+    for (j, i) in all.iter().enumerate().take(b).skip(start) {
+        if j == k {
+            after_load = true;
+            continue;
+        }
+        if is_nop(i) {
+            continue;
+        }
+        match i.flow_control() {
+            FlowControl::Next => {}
+            FlowControl::ConditionalBranch => {
+                let t = i.near_branch_target();
+                // an exit, taken on the loaded value, after the load
+                if (lo..hi).contains(&t) || flags_from_value != Some(true) || !after_load {
+                    return None;
+                }
+                exits.push(t);
+                continue;
+            }
+            _ => return None,
+        }
+        let u = uses(i, info);
+        if u.memory || u.flags_read || (u.written | u.merged) & loaded != 0 {
+            return None;
+        }
+        if u.read & value != 0 {
+            // computed from the loaded value (and what the loop keeps)
+            if !after_load || (u.written | u.merged) & !value != 0 || u.read & counter != 0 {
+                return None;
+            }
+            if u.flags_written {
+                flags_from_value = Some(true);
+            }
+            continue;
+        }
+        // the counter's own arithmetic (what it reads besides the counter, the loop keeps)
+        if u.flags_written {
+            flags_from_value = Some(false);
+            flag_writer = Some((j, counter_written_since_load));
+        }
+        if after_load {
+            counter_written_since_load |= u.written | u.merged;
+        }
+    }
+    // the back edge's flags: the counter's, set after the load
+    let (f, written_before) = flag_writer.filter(|_| flags_from_value == Some(false))?;
+    if f < k {
+        return None;
+    }
+    let (reg, forced) = ending_value(&all[f])?;
+    let reg_bit = bit(reg.full_register().number() as u32);
+    if reg_bit & counter == 0 || written_before & reg_bit != 0 {
+        return None;
+    }
+    // both ways out lead to one place
+    let mut fall = back.next_ip();
+    if let Some(&n) = index.get(&fall) {
+        if all[n].flow_control() == FlowControl::UnconditionalBranch
+            && all[n].op0_kind() == OpKind::NearBranch64
+        {
+            fall = all[n].near_branch_target();
+        }
+    }
+    if exits.is_empty() || exits.iter().any(|&t| t != fall) {
+        return None;
+    }
+    if !dead_at(all, index, fall, counter, info) {
+        return None;
+    }
+    Some((reg.full_register().number() as u8 + 1, forced))
+}
+
+/// The register whose value decides `jne` after `f`, and the value (`spin_value`) it must
+/// have before `f` for the branch to fall through.
+fn ending_value(f: &Instruction) -> Option<(Register, u8)> {
+    let reg = f.op0_register();
+    if f.op0_kind() != OpKind::Register || !(reg.is_gpr64() || reg.is_gpr32()) {
+        return None;
+    }
+    let all_ones = if reg.is_gpr64() {
+        spin_value::ALL_ONES_64
+    } else {
+        spin_value::ALL_ONES_32
+    };
+    // the immediate as a signed number of the register's width
+    let imm = || {
+        let immediate = matches!(
+            f.op1_kind(),
+            OpKind::Immediate8to32
+                | OpKind::Immediate8to64
+                | OpKind::Immediate32to64
+                | OpKind::Immediate32
+                | OpKind::Immediate8
+        );
+        (f.op_count() == 2 && immediate).then(|| {
+            let v = f.immediate(1);
+            if reg.is_gpr32() {
+                v as u32 as i32 as i64
+            } else {
+                v as i64
+            }
+        })
+    };
+    let v = match f.mnemonic() {
+        Mnemonic::Test if f.op1_kind() == OpKind::Register && f.op1_register() == reg => {
+            spin_value::ZERO
+        }
+        Mnemonic::Cmp if imm() == Some(0) => spin_value::ZERO,
+        Mnemonic::Dec => spin_value::ONE,
+        Mnemonic::Sub if imm() == Some(1) => spin_value::ONE,
+        Mnemonic::Add if imm() == Some(-1) => spin_value::ONE,
+        Mnemonic::Inc => all_ones,
+        Mnemonic::Add if imm() == Some(1) => all_ones,
+        Mnemonic::Sub if imm() == Some(-1) => all_ones,
+        _ => return None,
+    };
+    Some((reg, v))
+}
+
+/// Are `regs` and the status flags written before they are read on every path from `at`?
+fn dead_at(
+    all: &[Instruction],
+    index: &HashMap<u64, usize>,
+    at: u64,
+    regs: Regs,
+    info: &mut InstructionInfoFactory,
+) -> bool {
+    // (instruction, registers still undecided, flags still undecided)
+    let mut work = vec![(at, regs, true)];
+    let mut seen = HashSet::new();
+    let mut steps = 0;
+    while let Some((ip, mut live, mut flags)) = work.pop() {
+        if live == 0 && !flags {
+            continue;
+        }
+        if !seen.insert((ip, live, flags)) {
+            continue;
+        }
+        steps += 1;
+        if steps > MAX_STEPS {
+            return false;
+        }
+        let Some(&j) = index.get(&ip) else {
+            return false;
+        };
+        let i = &all[j];
+        let u = uses(i, info);
+        if u.read & live != 0 || (flags && u.flags_read) {
+            return false;
+        }
+        live &= !u.written;
+        if u.flags_all {
+            flags = false;
+        }
+        match i.flow_control() {
+            FlowControl::Next => work.push((i.next_ip(), live, flags)),
+            FlowControl::UnconditionalBranch if i.op0_kind() == OpKind::NearBranch64 => {
+                work.push((i.near_branch_target(), live, flags))
+            }
+            FlowControl::ConditionalBranch => {
+                work.push((i.near_branch_target(), live, flags));
+                work.push((i.next_ip(), live, flags));
+            }
+            // the caller keeps nothing in the scratch registers nor the flags; it reads what
+            // the function returns (rax, rdx)
+            FlowControl::Return if live & (bit(0) | bit(2)) == 0 => {}
+            // the callee may read its arguments; it keeps the callee-saved registers, and
+            // what it returns in is written
+            FlowControl::Call if live & (ABI_READ | bit(0)) == 0 => {
+                let scratch = bit(10) | bit(11);
+                work.push((i.next_ip(), live & !scratch, false));
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iced_x86::{code_asm::*, Decoder, DecoderOptions};
+
+    fn analyse(
+        build: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
+    ) -> Vec<Option<(u8, u8)>> {
+        let mut a = CodeAssembler::new(64).unwrap();
+        build(&mut a).unwrap();
+        let bytes = a.assemble(0x1000).unwrap();
+        let all: Vec<Instruction> = Decoder::with_ip(64, &bytes, 0x1000, DecoderOptions::NONE)
+            .into_iter()
+            .collect();
+        let index = all.iter().enumerate().map(|(k, i)| (i.ip(), k)).collect();
+        let mut info = InstructionInfoFactory::new();
+        (0..all.len())
+            .map(|k| bounded_spin(&all, k, &index, &mut info))
+            .collect()
+    }
+
+    /// std's `Mutex::spin` as rustc 1.95 builds it (the counter counts up from -100 to 0).
+    fn std_spin(
+        a: &mut CodeAssembler,
+        after: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
+    ) -> Result<(), IcedError> {
+        let mut l = a.create_label();
+        let mut t = a.create_label();
+        a.mov(ecx, -99i32)?;
+        a.set_label(&mut l)?;
+        a.pause()?;
+        a.mov(eax, dword_ptr(rbx))?;
+        a.cmp(eax, 1)?;
+        a.jne(t)?;
+        a.test(ecx, ecx)?;
+        a.lea(ecx, ptr(rcx + 1))?;
+        a.jne(l)?;
+        a.set_label(&mut t)?;
+        after(a)
+    }
+
+    #[test]
+    fn std_mutex_spin_is_bounded() {
+        let found = analyse(|a| {
+            std_spin(a, |a| {
+                a.test(eax, eax)?;
+                a.mov(ecx, 1)?;
+                a.ret()
+            })
+        });
+        assert_eq!(found[2], Some((2, spin_value::ZERO)), "{found:?}"); // ecx
+        assert_eq!(found.iter().flatten().count(), 1);
+    }
+
+    #[test]
+    fn a_counter_used_after_the_loop_is_not_dead() {
+        // the counter is returned: how long the thread spun matters
+        let found = analyse(|a| {
+            std_spin(a, |a| {
+                a.mov(eax, ecx)?;
+                a.ret()
+            })
+        });
+        assert!(found.iter().all(Option::is_none), "{found:?}");
+        // a call may read it (rcx is the fourth argument)
+        let found = analyse(|a| {
+            std_spin(a, |a| {
+                a.call(0x2000)?;
+                a.ret()
+            })
+        });
+        assert!(found.iter().all(Option::is_none), "{found:?}");
+        // the flags of the exit test are read after the loop
+        let found = analyse(|a| {
+            std_spin(a, |a| {
+                a.mov(ecx, 0)?;
+                a.sete(al)?;
+                a.ret()
+            })
+        });
+        assert!(found.iter().all(Option::is_none), "{found:?}");
+    }
+
+    #[test]
+    fn exits_that_differ_or_a_store_in_the_loop_are_not_bounded_spins() {
+        // running out goes elsewhere than a changed value
+        let found = analyse(|a| {
+            let mut l = a.create_label();
+            let mut t = a.create_label();
+            a.mov(ecx, 100)?;
+            a.set_label(&mut l)?;
+            a.mov(eax, dword_ptr(rbx))?;
+            a.cmp(eax, 1)?;
+            a.jne(t)?;
+            a.dec(ecx)?;
+            a.jne(l)?;
+            a.mov(eax, 7)?;
+            a.set_label(&mut t)?;
+            a.xor(ecx, ecx)?;
+            a.ret()
+        });
+        assert!(found.iter().all(Option::is_none), "{found:?}");
+        // a store in the loop
+        let found = analyse(|a| {
+            let mut l = a.create_label();
+            let mut t = a.create_label();
+            a.mov(ecx, 100)?;
+            a.set_label(&mut l)?;
+            a.mov(eax, dword_ptr(rbx))?;
+            a.mov(dword_ptr(rdx), ecx)?;
+            a.cmp(eax, 1)?;
+            a.jne(t)?;
+            a.dec(ecx)?;
+            a.jne(l)?;
+            a.set_label(&mut t)?;
+            a.xor(ecx, ecx)?;
+            a.ret()
+        });
+        assert!(found.iter().all(Option::is_none), "{found:?}");
+    }
+
+    #[test]
+    fn a_decrementing_counter_ends_at_one() {
+        let found = analyse(|a| {
+            let mut l = a.create_label();
+            let mut t = a.create_label();
+            a.mov(r8d, 100)?;
+            a.set_label(&mut l)?;
+            a.mov(eax, dword_ptr(rdi))?;
+            a.test(eax, eax)?;
+            a.je(t)?;
+            a.pause()?;
+            a.sub(r8d, 1)?;
+            a.jne(l)?;
+            a.set_label(&mut t)?;
+            a.xor(r8d, r8d)?;
+            a.test(eax, eax)?;
+            a.ret()
+        });
+        assert_eq!(found[1], Some((9, spin_value::ONE)), "{found:?}");
+    }
+}
