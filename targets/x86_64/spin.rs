@@ -117,6 +117,11 @@ fn uses(i: &Instruction, info: &mut InstructionInfoFactory) -> Use {
     u
 }
 
+/// al, cl ... r15b: the low byte of a general register (not ah, ch, dh, bh).
+fn low_byte(r: Register) -> bool {
+    r.is_gpr8() && !matches!(r, Register::AH | Register::CH | Register::DH | Register::BH)
+}
+
 fn is_nop(i: &Instruction) -> bool {
     matches!(
         i.mnemonic(),
@@ -173,9 +178,11 @@ pub fn bounded_spin(
     }
     let (lo, hi) = (all[start].ip(), back.next_ip());
     let load_use = uses(load, info);
-    // Registers the body writes: from the loaded value (and what the loop keeps), after the
-    // load, before any exit ("value"), or else from the counter ("counter").
+    // Registers the body writes: from the loaded value (and what the loop keeps) after the
+    // load ("value"; written after an exit, "late": they hold the last iteration's value at
+    // that exit, so they must be dead where the loop ends), or else from the counter.
     let mut value: Regs = loaded;
+    let mut late: Regs = 0;
     let mut counter: Regs = 0;
     let mut exited = false;
     for (j, i) in all.iter().enumerate().take(b).skip(start) {
@@ -188,8 +195,11 @@ pub fn bounded_spin(
         }
         let u = uses(i, info);
         let w = u.written | u.merged;
-        if j > k && !exited && u.read & value != 0 && u.read & counter == 0 && u.merged == 0 {
+        if j > k && u.read & value != 0 && u.read & counter == 0 && u.merged == 0 {
             value |= w;
+            if exited {
+                late |= w;
+            }
         } else {
             counter |= w;
         }
@@ -269,7 +279,7 @@ pub fn bounded_spin(
     if exits.is_empty() || exits.iter().any(|&t| t != fall) {
         return None;
     }
-    if !dead_at(all, index, fall, counter, info) {
+    if !dead_at(all, index, fall, counter | late, info) {
         return None;
     }
     Some((reg.full_register().number() as u8 + 1, forced))
@@ -330,15 +340,16 @@ fn dead_at(
     regs: Regs,
     info: &mut InstructionInfoFactory,
 ) -> bool {
-    // (instruction, registers still undecided, flags still undecided)
-    let mut work = vec![(at, regs, true)];
+    // (instruction, registers still undecided, of those the ones whose low byte is written,
+    // flags still undecided)
+    let mut work = vec![(at, regs, 0, true)];
     let mut seen = HashSet::new();
     let mut steps = 0;
-    while let Some((ip, mut live, mut flags)) = work.pop() {
+    while let Some((ip, mut live, mut low8, mut flags)) = work.pop() {
         if live == 0 && !flags {
             continue;
         }
-        if !seen.insert((ip, live, flags)) {
+        if !seen.insert((ip, live, low8, flags)) {
             continue;
         }
         steps += 1;
@@ -350,21 +361,48 @@ fn dead_at(
         };
         let i = &all[j];
         let u = uses(i, info);
-        if u.read & live != 0 || (flags && u.flags_read) {
+        if flags && u.flags_read {
             return false;
         }
+        // a read of an undecided register, but for its low byte once that was written
+        for r in info.info(i).used_registers() {
+            let reg = r.register();
+            if !reg.is_gpr()
+                || !matches!(
+                    r.access(),
+                    OpAccess::Read
+                        | OpAccess::CondRead
+                        | OpAccess::ReadWrite
+                        | OpAccess::ReadCondWrite
+                )
+            {
+                continue;
+            }
+            let b = bit(reg.full_register().number() as u32);
+            if live & b != 0 && !(low_byte(reg) && low8 & b != 0) {
+                return false;
+            }
+        }
+        for r in info.info(i).used_registers() {
+            let reg = r.register();
+            if reg.is_gpr() && low_byte(reg) && r.access() == OpAccess::Write {
+                low8 |= bit(reg.full_register().number() as u32);
+            }
+        }
+        low8 &= live;
         live &= !u.written;
+        low8 &= live;
         if u.flags_all {
             flags = false;
         }
         match i.flow_control() {
-            FlowControl::Next => work.push((i.next_ip(), live, flags)),
+            FlowControl::Next => work.push((i.next_ip(), live, low8, flags)),
             FlowControl::UnconditionalBranch if i.op0_kind() == OpKind::NearBranch64 => {
-                work.push((i.near_branch_target(), live, flags))
+                work.push((i.near_branch_target(), live, low8, flags))
             }
             FlowControl::ConditionalBranch => {
-                work.push((i.near_branch_target(), live, flags));
-                work.push((i.next_ip(), live, flags));
+                work.push((i.near_branch_target(), live, low8, flags));
+                work.push((i.next_ip(), live, low8, flags));
             }
             // the caller keeps nothing in the scratch registers nor the flags; it reads what
             // the function returns (rax, rdx)
@@ -373,7 +411,7 @@ fn dead_at(
             // what it returns in is written
             FlowControl::Call if live & (ABI_READ | bit(0)) == 0 => {
                 let scratch = bit(10) | bit(11);
-                work.push((i.next_ip(), live & !scratch, false));
+                work.push((i.next_ip(), live & !scratch, low8 & !scratch, false));
             }
             _ => return false,
         }
@@ -498,6 +536,78 @@ mod tests {
             a.set_label(&mut t)?;
             a.xor(ecx, ecx)?;
             a.ret()
+        });
+        assert!(found.iter().all(Option::is_none), "{found:?}");
+    }
+
+    #[test]
+    fn a_counter_whose_low_byte_is_written_first_is_dead() {
+        // std's RwLock::write_contended: `sets dl; or dl, cl` after a `setne cl`
+        let found = analyse(|a| {
+            std_spin(a, |a| {
+                a.test(eax, eax)?;
+                a.setne(cl)?;
+                a.sets(dl)?;
+                a.or(dl, cl)?;
+                a.mov(ecx, 0)?;
+                a.ret()
+            })
+        });
+        assert_eq!(found[2], Some((2, spin_value::ZERO)), "{found:?}");
+        // the whole register read after only its low byte was written
+        let found = analyse(|a| {
+            std_spin(a, |a| {
+                a.test(eax, eax)?;
+                a.setne(cl)?;
+                a.mov(eax, ecx)?;
+                a.ret()
+            })
+        });
+        assert!(found.iter().all(Option::is_none), "{found:?}");
+    }
+
+    /// std's RwLock::write_contended: a second exit on a value computed after the first.
+    fn late_value(
+        a: &mut CodeAssembler,
+        after: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
+    ) -> Result<(), IcedError> {
+        let mut l = a.create_label();
+        let mut t = a.create_label();
+        a.mov(ecx, -99i32)?;
+        a.set_label(&mut l)?;
+        a.pause()?;
+        a.mov(eax, dword_ptr(rbx))?;
+        a.test(eax, eax)?;
+        a.js(t)?;
+        a.mov(edx, eax)?;
+        a.and(edx, 0x3fff_ffff)?;
+        a.je(t)?;
+        a.test(ecx, ecx)?;
+        a.lea(ecx, ptr(rcx + 1))?;
+        a.jne(l)?;
+        a.set_label(&mut t)?;
+        after(a)
+    }
+
+    #[test]
+    fn a_value_computed_after_an_exit_must_be_dead() {
+        let found = analyse(|a| {
+            late_value(a, |a| {
+                a.mov(edx, 0x89)?;
+                a.xor(ecx, ecx)?;
+                a.test(eax, eax)?;
+                a.ret()
+            })
+        });
+        assert_eq!(found[2], Some((2, spin_value::ZERO)), "{found:?}");
+        // at the first exit edx holds the iteration before's value: read after, not one load
+        let found = analyse(|a| {
+            late_value(a, |a| {
+                a.mov(eax, edx)?;
+                a.xor(ecx, ecx)?;
+                a.test(eax, eax)?;
+                a.ret()
+            })
         });
         assert!(found.iter().all(Option::is_none), "{found:?}");
     }
