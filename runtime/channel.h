@@ -123,7 +123,7 @@ struct smc_site {
     uint8_t rep;        /* enum smc_rep of a string site */
     uint8_t spin_reg;   /* a bounded spin loop's load: its counter's register number + 1, or 0 */
     uint8_t spin_value; /* enum smc_spin_value: the counter's value that ends the loop */
-    uint16_t pad3;
+    uint16_t await_mask; /* an await loop's load: registers its await hash leaves out */
 };
 
 /* smc_site.flags. A private site's operand is the thread's own stack (rsp-based) or TLS

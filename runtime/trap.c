@@ -497,7 +497,7 @@ static __attribute__((noinline)) void at_special_site(const struct smc_site *st,
     }
 }
 
-/* A bounded spin loop's load (targets/x86_64/spin.rs): its counter is set so that the loop
+/* A bounded spin loop's load (targets/x86_64/spin/): its counter is set so that the loop
  * ends after this load, which reaches the same states as spinning on. */
 static void end_spin(const struct smc_site *st, greg_t *uc) {
     static const uint64_t value[4] = {0, 1, 0xffffffffu, ~0ull};
@@ -519,7 +519,7 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
     uint64_t ea = effective_address(st, uc);
     uint64_t size = st->size;
     if (!needs_event(ea, size, (st->flags & SMC_SITE_PRIVATE) != 0)) return;
-    const struct hash_src hash = {uc, st->dead_regs};
+    const struct hash_src hash = {uc, (uint16_t)(st->dead_regs | st->await_mask)};
     t_in_trap = 1;
     t_trap_pc = pc;
     switch (st->kind) {

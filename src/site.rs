@@ -105,10 +105,13 @@ pub struct Site {
     pub string_op: u8,
     /// `rep_prefix` of a string site.
     pub rep: u8,
-    /// A bounded spin loop's load (targets/x86_64/spin.rs): the counter register's number + 1
+    /// A bounded spin loop's load (targets/x86_64/spin/): the counter register's number + 1
     /// (0: none), which the runtime sets to `spin_value` at the load so that the loop ends
     /// after it.
     pub spin_reg: u8,
     pub spin_value: u8,
-    pub pad3: u16,
+    /// The load of an await loop with a backoff (targets/x86_64/spin/): registers its await
+    /// hash leaves out, as the loop carries them between iterations but never lets them out
+    /// (bit n = register n).
+    pub await_mask: u16,
 }

@@ -134,3 +134,17 @@ fn rust_programs_explore_alike_with_the_engine_in_the_checker() {
         );
     }
 }
+
+#[test]
+fn rust_channel_hand_off_is_correct() {
+    let scratch = Scratch::new("rust-channel");
+    let bin = rustc(&scratch, "rust_channel_hand_off.rs");
+    let r = check(&bin, "sc", &[]);
+    assert_eq!(
+        (r.verdict(), r.executions()),
+        ("ok", 43_509),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+}

@@ -320,15 +320,21 @@ pub fn touches_wide_state(i: &Instruction) -> bool {
         })
 }
 
-/// Note the loads of bounded spin loops (spin.rs) on their sites.
-fn mark_bounded_spins(
+/// Note the loads of spin loops (spin/) on their sites: bounded ones, and await loops with
+/// a backoff.
+fn mark_spin_loops(
     all: &[Instruction],
     sites: &mut [(usize, Site)],
     info: &mut InstructionInfoFactory,
 ) {
     let mut index = None;
     for (k, site) in sites.iter_mut() {
-        if site.kind != site_kind::LOAD || !spin::candidate(all, *k) {
+        let k = *k;
+        let bounded = spin::candidate(all, k);
+        if site.kind != site_kind::LOAD
+            || site.flags & site_flags::PRIVATE != 0
+            || !(bounded || spin::await_candidate(all, k))
+        {
             continue;
         }
         let index = index.get_or_insert_with(|| {
@@ -337,9 +343,15 @@ fn mark_bounded_spins(
                 .map(|(j, i)| (i.ip(), j))
                 .collect::<std::collections::HashMap<u64, usize>>()
         });
-        if let Some((reg, value)) = spin::bounded_spin(all, *k, index, info) {
-            site.spin_reg = reg;
-            site.spin_value = value;
+        match bounded
+            .then(|| spin::bounded_spin(all, k, index, info))
+            .flatten()
+        {
+            Some((reg, value)) => {
+                site.spin_reg = reg;
+                site.spin_value = value;
+            }
+            None => site.await_mask = spin::await_mask(all, k, index, info),
         }
     }
 }
@@ -366,7 +378,7 @@ impl Decoder for X86_64 {
             }
             all.push(instr);
         }
-        mark_bounded_spins(&all, &mut sites, &mut info);
+        mark_spin_loops(&all, &mut sites, &mut info);
         let spans = Spans::new(section, &all, &sites);
         let sites = sites
             .into_iter()

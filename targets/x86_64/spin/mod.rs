@@ -49,7 +49,7 @@ const STATUS_FLAGS: u32 = RflagsBits::OF
 
 /// How far the loop may reach around its load, and how long a path the liveness check follows.
 const MAX_BODY: usize = 16;
-const MAX_STEPS: usize = 400;
+const MAX_STEPS: usize = 2000;
 
 /// Registers the System V ABI may pass arguments or return values in: a call or a return
 /// may read them.
@@ -127,6 +127,21 @@ fn is_nop(i: &Instruction) -> bool {
         i.mnemonic(),
         Mnemonic::Nop | Mnemonic::Pause | Mnemonic::Endbr64
     )
+}
+
+/// Could `all[k]` be the load of an await loop with a backoff (a cheap test before
+/// [`await_mask`]): a branch back to it or before it soon after.
+pub fn await_candidate(all: &[Instruction], k: usize) -> bool {
+    let load = &all[k];
+    load.mnemonic() == Mnemonic::Mov
+        && load.op1_kind() == OpKind::Memory
+        && all[k + 1..all.len().min(k + 48)].iter().any(|j| {
+            matches!(
+                j.flow_control(),
+                FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch
+            ) && j.op0_kind() == OpKind::NearBranch64
+                && j.near_branch_target() <= load.ip()
+        })
 }
 
 /// Could `all[k]` be the load of a bounded spin loop (a cheap test before [`bounded_spin`])?
@@ -279,7 +294,7 @@ pub fn bounded_spin(
     if exits.is_empty() || exits.iter().any(|&t| t != fall) {
         return None;
     }
-    if !dead_at(all, index, fall, counter | late, info) {
+    if !dead_at(all, index, fall, counter | late, true, info) {
         return None;
     }
     Some((reg.full_register().number() as u8 + 1, forced))
@@ -332,17 +347,259 @@ fn ending_value(f: &Instruction) -> Option<(Register, u8)> {
     Some((reg, v))
 }
 
-/// Are `regs` and the status flags written before they are read on every path from `at`?
+/// Registers the System V ABI passes arguments in (rdi, rsi, rdx, rcx, r8, r9), and those a
+/// call may change (also rax, r10, r11).
+const ARGUMENTS: Regs = bit(7) | bit(6) | bit(2) | bit(1) | bit(8) | bit(9);
+const CALL_CLOBBERED: Regs = ARGUMENTS | bit(0) | bit(10) | bit(11);
+/// How many instructions an await loop's body may have.
+const MAX_REGION: usize = 96;
+
+/// An await loop that waits with a backoff: the load `all[k]`, a test of its value that leaves
+/// the loop, and a body that only computes in registers (a step counter, `pause`, calls such
+/// as `yield_now` that are not passed any of it) and always comes back to the load; what the
+/// body computes is dead where the loop ends. The registers the loop changes from iteration to
+/// iteration are then no part of its state: the await hash leaves them out
+/// (`Site::await_mask`), and the loop is an await loop as if it had no counter. Returns the
+/// registers to leave out, or 0.
+pub fn await_mask(
+    all: &[Instruction],
+    k: usize,
+    index: &HashMap<u64, usize>,
+    info: &mut InstructionInfoFactory,
+) -> Regs {
+    await_mask_of(all, k, index, info).unwrap_or(0)
+}
+
+fn await_mask_of(
+    all: &[Instruction],
+    k: usize,
+    index: &HashMap<u64, usize>,
+    info: &mut InstructionInfoFactory,
+) -> Option<Regs> {
+    let load = &all[k];
+    let dest = load.op0_register();
+    if load.mnemonic() != Mnemonic::Mov
+        || load.op0_kind() != OpKind::Register
+        || load.op1_kind() != OpKind::Memory
+        || !(dest.is_gpr64() || dest.is_gpr32())
+    {
+        return None;
+    }
+    let loaded = bit(dest.full_register().number() as u32);
+    // the value test: straight-line code after the load, up to the first conditional branch
+    let cb = (k + 1..all.len().min(k + 9)).find(|&j| all[j].flow_control() != FlowControl::Next)?;
+    if all[cb].flow_control() != FlowControl::ConditionalBranch {
+        return None;
+    }
+    let sides = [all[cb].near_branch_target(), all[cb].next_ip()];
+    let regions: Vec<Option<Vec<usize>>> = sides
+        .iter()
+        .map(|&x| closed_region(all, index, x, load.ip()))
+        .collect();
+    let (body, exit) = match (&regions[0], &regions[1]) {
+        (Some(r), None) => (r, sides[1]),
+        (None, Some(r)) => (r, sides[0]),
+        _ => return None,
+    };
+    // the body: registers only, calls through a direct or RIP-relative address
+    // (what calls leave in the registers they may change is the callee's business, as any
+    // state a library keeps: only what the loop computes is followed into calls)
+    let mut changed: Regs = 0;
+    let mut computed: Regs = 0;
+    for &j in body {
+        let i = &all[j];
+        let u = uses(i, info);
+        match i.flow_control() {
+            FlowControl::Call | FlowControl::IndirectCall => {
+                let direct = i.op0_kind() == OpKind::NearBranch64;
+                let got = i.op0_kind() == OpKind::Memory && i.is_ip_rel_memory_operand();
+                if !(direct || got) {
+                    return None;
+                }
+                changed |= CALL_CLOBBERED;
+                continue;
+            }
+            _ if is_nop(i) => continue,
+            _ => {}
+        }
+        if u.memory || i.has_lock_prefix() {
+            return None;
+        }
+        changed |= u.written | u.merged;
+        computed |= u.written | u.merged;
+    }
+    let pre = &all[k + 1..cb];
+    let mut pre_written: Regs = 0;
+    for i in pre {
+        let u = uses(i, info);
+        if u.memory && !is_nop(i) {
+            return None;
+        }
+        pre_written |= u.written | u.merged;
+    }
+    // what the loop computes: left out of the await hash, so it must not get out of the loop;
+    // what calls leave behind stays in the hash (and tells iterations apart if it differs)
+    let state = computed | pre_written;
+    let kept = !(changed | pre_written | loaded);
+    // what the value test computes from the loaded value (and what the loop keeps)
+    let mut value = loaded;
+    let mut flags_from_value = false;
+    for i in pre.iter().filter(|i| !is_nop(i)) {
+        let u = uses(i, info);
+        let w = u.written | u.merged;
+        if u.read & value != 0 && u.read & !(value | kept) == 0 && u.merged == 0 {
+            value |= w;
+            flags_from_value = flags_from_value || u.flags_written;
+        } else {
+            value &= !w;
+            if u.flags_written {
+                flags_from_value = false;
+            }
+        }
+    }
+    if !flags_from_value {
+        return None;
+    }
+    // no call in the body is passed anything the loop carries
+    if !calls_see_no_state(all, index, body, &all[cb], state & !value, info) {
+        return None;
+    }
+    // the flags where the loop ends are the value test's, the same whenever it ends
+    if !dead_at(all, index, exit, state & !value, false, info) {
+        return None;
+    }
+    Some(state)
+}
+
+/// The instructions reachable from `from` without passing `load`, when every one of them can
+/// come back to `load` (nothing leaves the loop that way) and is plain enough to follow.
+fn closed_region(
+    all: &[Instruction],
+    index: &HashMap<u64, usize>,
+    from: u64,
+    load: u64,
+) -> Option<Vec<usize>> {
+    let mut found: Vec<usize> = Vec::new();
+    let mut edges: Vec<(usize, Option<usize>)> = Vec::new(); // (from, to; None = the load)
+    let mut work = vec![from];
+    let mut seen = HashSet::new();
+    while let Some(ip) = work.pop() {
+        if ip == load || !seen.insert(ip) {
+            continue;
+        }
+        if found.len() >= MAX_REGION {
+            return None;
+        }
+        let j = *index.get(&ip)?;
+        let i = &all[j];
+        found.push(j);
+        let next: Vec<u64> = match i.flow_control() {
+            FlowControl::Next | FlowControl::Call => vec![i.next_ip()],
+            FlowControl::IndirectCall if i.is_ip_rel_memory_operand() => vec![i.next_ip()],
+            FlowControl::UnconditionalBranch if i.op0_kind() == OpKind::NearBranch64 => {
+                vec![i.near_branch_target()]
+            }
+            FlowControl::ConditionalBranch => vec![i.near_branch_target(), i.next_ip()],
+            _ => return None,
+        };
+        for n in next {
+            edges.push((
+                j,
+                if n == load {
+                    None
+                } else {
+                    index.get(&n).copied()
+                },
+            ));
+            work.push(n);
+        }
+    }
+    // every instruction found comes back to the load
+    let mut back: HashSet<usize> = edges
+        .iter()
+        .filter(|(_, to)| to.is_none())
+        .map(|(f, _)| *f)
+        .collect();
+    loop {
+        let before = back.len();
+        for (f, to) in &edges {
+            if to.is_some_and(|t| back.contains(&t)) {
+                back.insert(*f);
+            }
+        }
+        if back.len() == before {
+            break;
+        }
+    }
+    (back.len() == found.len()).then_some(found)
+}
+
+/// Do the calls of `body` get none of `carried` (what the loop carries between iterations) in
+/// their argument registers? Followed from the value test `cb`, each register marked with
+/// whether it holds something computed from `carried`.
+fn calls_see_no_state(
+    all: &[Instruction],
+    index: &HashMap<u64, usize>,
+    body: &[usize],
+    cb: &Instruction,
+    carried: Regs,
+    info: &mut InstructionInfoFactory,
+) -> bool {
+    let in_body: HashSet<usize> = body.iter().copied().collect();
+    let mut taint: HashMap<usize, Regs> = HashMap::new();
+    let mut work: Vec<(u64, Regs)> =
+        vec![(cb.near_branch_target(), carried), (cb.next_ip(), carried)];
+    while let Some((ip, t)) = work.pop() {
+        let Some(&j) = index.get(&ip).filter(|j| in_body.contains(j)) else {
+            continue; // the load, or the way out
+        };
+        let old = taint.get(&j).copied();
+        if old.is_some_and(|o| o | t == o) {
+            continue;
+        }
+        let t = old.unwrap_or(0) | t;
+        taint.insert(j, t);
+        let i = &all[j];
+        let u = uses(i, info);
+        let mut out = t;
+        if matches!(
+            i.flow_control(),
+            FlowControl::Call | FlowControl::IndirectCall
+        ) {
+            if t & ARGUMENTS != 0 {
+                return false;
+            }
+            out &= !CALL_CLOBBERED;
+        } else if u.read & t != 0 {
+            out |= u.written | u.merged;
+        } else {
+            out &= !u.written;
+        }
+        match i.flow_control() {
+            FlowControl::ConditionalBranch => {
+                work.push((i.near_branch_target(), out));
+                work.push((i.next_ip(), out));
+            }
+            FlowControl::UnconditionalBranch => work.push((i.near_branch_target(), out)),
+            _ => work.push((i.next_ip(), out)),
+        }
+    }
+    true
+}
+
+/// Are `regs` (and with `flags`, the status flags) written before they are read on every path
+/// from `at`?
 fn dead_at(
     all: &[Instruction],
     index: &HashMap<u64, usize>,
     at: u64,
     regs: Regs,
+    flags: bool,
     info: &mut InstructionInfoFactory,
 ) -> bool {
     // (instruction, registers still undecided, of those the ones whose low byte is written,
     // flags still undecided)
-    let mut work = vec![(at, regs, 0, true)];
+    let mut work = vec![(at, regs, 0, flags)];
     let mut seen = HashSet::new();
     let mut steps = 0;
     while let Some((ip, mut live, mut low8, mut flags)) = work.pop() {
@@ -409,7 +666,7 @@ fn dead_at(
             FlowControl::Return if live & (bit(0) | bit(2)) == 0 => {}
             // the callee may read its arguments; it keeps the callee-saved registers, and
             // what it returns in is written
-            FlowControl::Call if live & (ABI_READ | bit(0)) == 0 => {
+            FlowControl::Call | FlowControl::IndirectCall if live & (ABI_READ | bit(0)) == 0 => {
                 let scratch = bit(10) | bit(11);
                 work.push((i.next_ip(), live & !scratch, low8 & !scratch, false));
             }
@@ -420,216 +677,4 @@ fn dead_at(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use iced_x86::{code_asm::*, Decoder, DecoderOptions};
-
-    fn analyse(
-        build: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
-    ) -> Vec<Option<(u8, u8)>> {
-        let mut a = CodeAssembler::new(64).unwrap();
-        build(&mut a).unwrap();
-        let bytes = a.assemble(0x1000).unwrap();
-        let all: Vec<Instruction> = Decoder::with_ip(64, &bytes, 0x1000, DecoderOptions::NONE)
-            .into_iter()
-            .collect();
-        let index = all.iter().enumerate().map(|(k, i)| (i.ip(), k)).collect();
-        let mut info = InstructionInfoFactory::new();
-        (0..all.len())
-            .map(|k| bounded_spin(&all, k, &index, &mut info))
-            .collect()
-    }
-
-    /// std's `Mutex::spin` as rustc 1.95 builds it (the counter counts up from -100 to 0).
-    fn std_spin(
-        a: &mut CodeAssembler,
-        after: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
-    ) -> Result<(), IcedError> {
-        let mut l = a.create_label();
-        let mut t = a.create_label();
-        a.mov(ecx, -99i32)?;
-        a.set_label(&mut l)?;
-        a.pause()?;
-        a.mov(eax, dword_ptr(rbx))?;
-        a.cmp(eax, 1)?;
-        a.jne(t)?;
-        a.test(ecx, ecx)?;
-        a.lea(ecx, ptr(rcx + 1))?;
-        a.jne(l)?;
-        a.set_label(&mut t)?;
-        after(a)
-    }
-
-    #[test]
-    fn std_mutex_spin_is_bounded() {
-        let found = analyse(|a| {
-            std_spin(a, |a| {
-                a.test(eax, eax)?;
-                a.mov(ecx, 1)?;
-                a.ret()
-            })
-        });
-        assert_eq!(found[2], Some((2, spin_value::ZERO)), "{found:?}"); // ecx
-        assert_eq!(found.iter().flatten().count(), 1);
-    }
-
-    #[test]
-    fn a_counter_used_after_the_loop_is_not_dead() {
-        // the counter is returned: how long the thread spun matters
-        let found = analyse(|a| {
-            std_spin(a, |a| {
-                a.mov(eax, ecx)?;
-                a.ret()
-            })
-        });
-        assert!(found.iter().all(Option::is_none), "{found:?}");
-        // a call may read it (rcx is the fourth argument)
-        let found = analyse(|a| {
-            std_spin(a, |a| {
-                a.call(0x2000)?;
-                a.ret()
-            })
-        });
-        assert!(found.iter().all(Option::is_none), "{found:?}");
-        // the flags of the exit test are read after the loop
-        let found = analyse(|a| {
-            std_spin(a, |a| {
-                a.mov(ecx, 0)?;
-                a.sete(al)?;
-                a.ret()
-            })
-        });
-        assert!(found.iter().all(Option::is_none), "{found:?}");
-    }
-
-    #[test]
-    fn exits_that_differ_or_a_store_in_the_loop_are_not_bounded_spins() {
-        // running out goes elsewhere than a changed value
-        let found = analyse(|a| {
-            let mut l = a.create_label();
-            let mut t = a.create_label();
-            a.mov(ecx, 100)?;
-            a.set_label(&mut l)?;
-            a.mov(eax, dword_ptr(rbx))?;
-            a.cmp(eax, 1)?;
-            a.jne(t)?;
-            a.dec(ecx)?;
-            a.jne(l)?;
-            a.mov(eax, 7)?;
-            a.set_label(&mut t)?;
-            a.xor(ecx, ecx)?;
-            a.ret()
-        });
-        assert!(found.iter().all(Option::is_none), "{found:?}");
-        // a store in the loop
-        let found = analyse(|a| {
-            let mut l = a.create_label();
-            let mut t = a.create_label();
-            a.mov(ecx, 100)?;
-            a.set_label(&mut l)?;
-            a.mov(eax, dword_ptr(rbx))?;
-            a.mov(dword_ptr(rdx), ecx)?;
-            a.cmp(eax, 1)?;
-            a.jne(t)?;
-            a.dec(ecx)?;
-            a.jne(l)?;
-            a.set_label(&mut t)?;
-            a.xor(ecx, ecx)?;
-            a.ret()
-        });
-        assert!(found.iter().all(Option::is_none), "{found:?}");
-    }
-
-    #[test]
-    fn a_counter_whose_low_byte_is_written_first_is_dead() {
-        // std's RwLock::write_contended: `sets dl; or dl, cl` after a `setne cl`
-        let found = analyse(|a| {
-            std_spin(a, |a| {
-                a.test(eax, eax)?;
-                a.setne(cl)?;
-                a.sets(dl)?;
-                a.or(dl, cl)?;
-                a.mov(ecx, 0)?;
-                a.ret()
-            })
-        });
-        assert_eq!(found[2], Some((2, spin_value::ZERO)), "{found:?}");
-        // the whole register read after only its low byte was written
-        let found = analyse(|a| {
-            std_spin(a, |a| {
-                a.test(eax, eax)?;
-                a.setne(cl)?;
-                a.mov(eax, ecx)?;
-                a.ret()
-            })
-        });
-        assert!(found.iter().all(Option::is_none), "{found:?}");
-    }
-
-    /// std's RwLock::write_contended: a second exit on a value computed after the first.
-    fn late_value(
-        a: &mut CodeAssembler,
-        after: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
-    ) -> Result<(), IcedError> {
-        let mut l = a.create_label();
-        let mut t = a.create_label();
-        a.mov(ecx, -99i32)?;
-        a.set_label(&mut l)?;
-        a.pause()?;
-        a.mov(eax, dword_ptr(rbx))?;
-        a.test(eax, eax)?;
-        a.js(t)?;
-        a.mov(edx, eax)?;
-        a.and(edx, 0x3fff_ffff)?;
-        a.je(t)?;
-        a.test(ecx, ecx)?;
-        a.lea(ecx, ptr(rcx + 1))?;
-        a.jne(l)?;
-        a.set_label(&mut t)?;
-        after(a)
-    }
-
-    #[test]
-    fn a_value_computed_after_an_exit_must_be_dead() {
-        let found = analyse(|a| {
-            late_value(a, |a| {
-                a.mov(edx, 0x89)?;
-                a.xor(ecx, ecx)?;
-                a.test(eax, eax)?;
-                a.ret()
-            })
-        });
-        assert_eq!(found[2], Some((2, spin_value::ZERO)), "{found:?}");
-        // at the first exit edx holds the iteration before's value: read after, not one load
-        let found = analyse(|a| {
-            late_value(a, |a| {
-                a.mov(eax, edx)?;
-                a.xor(ecx, ecx)?;
-                a.test(eax, eax)?;
-                a.ret()
-            })
-        });
-        assert!(found.iter().all(Option::is_none), "{found:?}");
-    }
-
-    #[test]
-    fn a_decrementing_counter_ends_at_one() {
-        let found = analyse(|a| {
-            let mut l = a.create_label();
-            let mut t = a.create_label();
-            a.mov(r8d, 100)?;
-            a.set_label(&mut l)?;
-            a.mov(eax, dword_ptr(rdi))?;
-            a.test(eax, eax)?;
-            a.je(t)?;
-            a.pause()?;
-            a.sub(r8d, 1)?;
-            a.jne(l)?;
-            a.set_label(&mut t)?;
-            a.xor(r8d, r8d)?;
-            a.test(eax, eax)?;
-            a.ret()
-        });
-        assert_eq!(found[1], Some((9, spin_value::ONE)), "{found:?}");
-    }
-}
+mod tests;
