@@ -3,9 +3,13 @@
 use super::*;
 use iced_x86::{code_asm::*, Decoder, DecoderOptions};
 
-fn analyse(
-    build: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
-) -> Vec<Option<(u8, u8)>> {
+type Build<'a> = Box<dyn FnOnce(&mut CodeAssembler) -> Result<(), IcedError> + 'a>;
+
+/// `analysis` at every instruction of the code `build` writes.
+fn at_each<T>(
+    build: Build,
+    analysis: impl Fn(&[Instruction], usize, &HashMap<u64, usize>, &mut InstructionInfoFactory) -> T,
+) -> Vec<T> {
     let mut a = CodeAssembler::new(64).unwrap();
     build(&mut a).unwrap();
     let bytes = a.assemble(0x1000).unwrap();
@@ -15,8 +19,14 @@ fn analyse(
     let index = all.iter().enumerate().map(|(k, i)| (i.ip(), k)).collect();
     let mut info = InstructionInfoFactory::new();
     (0..all.len())
-        .map(|k| bounded_spin(&all, k, &index, &mut info))
+        .map(|k| analysis(&all, k, &index, &mut info))
         .collect()
+}
+
+fn analyse(
+    build: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
+) -> Vec<Option<(u8, u8)>> {
+    at_each(Box::new(build), bounded_spin)
 }
 
 /// std's `Mutex::spin` as rustc 1.95 builds it (the counter counts up from -100 to 0).
@@ -192,22 +202,12 @@ fn a_value_computed_after_an_exit_must_be_dead() {
 }
 
 fn masks(build: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>) -> Vec<Regs> {
-    let mut a = CodeAssembler::new(64).unwrap();
-    build(&mut a).unwrap();
-    let bytes = a.assemble(0x1000).unwrap();
-    let all: Vec<Instruction> = Decoder::with_ip(64, &bytes, 0x1000, DecoderOptions::NONE)
-        .into_iter()
-        .collect();
-    let index = all.iter().enumerate().map(|(k, i)| (i.ip(), k)).collect();
-    let mut info = InstructionInfoFactory::new();
-    (0..all.len())
-        .map(|k| await_mask(&all, k, &index, &mut info))
-        .collect()
+    at_each(Box::new(build), await_mask)
 }
 
 /// std's mpmc `Slot::wait_write`: wait for a bit, with `Backoff::spin_heavy` (a step that
 /// grows, `pause` while it is small, `yield_now` after). `body` comes after the step's
-/// test, `after` where the loop ends; `exit` may add a way out of the loop.
+/// test, `after` where the loop ends.
 fn backoff(
     a: &mut CodeAssembler,
     body: impl FnOnce(&mut CodeAssembler, CodeLabel) -> Result<(), IcedError>,
