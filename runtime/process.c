@@ -23,7 +23,9 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/random.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -90,8 +92,11 @@ static void reset_altstacks(void) {
     }
 }
 
+static void keep_clocks_at_main(void);
+
 void keep_signals_at_main(void) {
     reset_altstacks();
+    keep_clocks_at_main();
     for (int sig = 1; sig < 65; sig++) sys_sigaction(sig, NULL, &g_act_at_main[sig]);
     memcpy(g_prog_act_at_main, prog_act, sizeof prog_act);
     sys_sigprocmask(SIG_BLOCK, NULL, &g_mask_at_main);
@@ -168,6 +173,80 @@ EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
     sigset_t copy;
     if (set) g_mask_changed = 1;
     REAL(pthread_sigmask, how, how == SIG_UNBLOCK ? set : without_runtime_signals(set, &copy), old);
+}
+
+/* ---- time and randomness ----
+ * Neither is an input the checker explores: a program that reads the clock or asks for random
+ * bytes (Rust's test harness times each test; std's hash maps seed themselves) would run
+ * differently in each execution, and no schedule would replay. In an execution the program
+ * reads a virtual time instead, each clock as it read when the worker started plus 1 us per
+ * reading of any clock since the execution began (which the schedule fixes), and gets the
+ * same pseudo-random bytes in every execution. The runtime's own readings are real. */
+static struct timespec g_clock_at_main[2]; /* CLOCK_REALTIME, CLOCK_MONOTONIC */
+static uint64_t g_clock_reads, g_random_state;
+
+static void reset_time_and_randomness(void) {
+    g_clock_reads = 0;
+    g_random_state = 0x736d632d72756e21ull; /* any constant */
+}
+
+static void keep_clocks_at_main(void) {
+    REAL_FN(clock_gettime)(CLOCK_REALTIME, &g_clock_at_main[0]);
+    REAL_FN(clock_gettime)(CLOCK_MONOTONIC, &g_clock_at_main[1]);
+    reset_time_and_randomness();
+}
+
+static int controlled(uint64_t pc) { return in_execution() && !in_runtime(pc); }
+
+/* The virtual reading of `clock`. */
+static struct timespec virtual_clock(clockid_t clock) {
+    int realtime = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE || clock == CLOCK_TAI;
+    struct timespec t = g_clock_at_main[realtime ? 0 : 1];
+    if (clock == CLOCK_PROCESS_CPUTIME_ID || clock == CLOCK_THREAD_CPUTIME_ID) t.tv_sec = t.tv_nsec = 0;
+    uint64_t ns = (uint64_t)t.tv_nsec + ++g_clock_reads * 1000;
+    t.tv_sec += (time_t)(ns / 1000000000u);
+    t.tv_nsec = (long)(ns % 1000000000u);
+    return t;
+}
+
+EXPORT int clock_gettime(clockid_t clock, struct timespec *tp) {
+    if (!controlled(CALLER_PC)) REAL(clock_gettime, clock, tp);
+    *tp = virtual_clock(clock);
+    return 0;
+}
+
+EXPORT int gettimeofday(struct timeval *tv, void *tz) {
+    if (!controlled(CALLER_PC)) REAL(gettimeofday, tv, tz);
+    struct timespec t = virtual_clock(CLOCK_REALTIME);
+    tv->tv_sec = t.tv_sec;
+    tv->tv_usec = t.tv_nsec / 1000;
+    return 0;
+}
+
+EXPORT time_t time(time_t *out) {
+    if (!controlled(CALLER_PC)) REAL(time, out);
+    time_t now = virtual_clock(CLOCK_REALTIME).tv_sec;
+    if (out) *out = now;
+    return now;
+}
+
+/* splitmix64: the same bytes in every execution */
+static void pseudo_random(void *buf, size_t n) {
+    unsigned char *p = buf;
+    for (size_t i = 0; i < n; i++) {
+        if (i % 8 == 0) g_random_state += 0x9e3779b97f4a7c15ull;
+        uint64_t z = g_random_state;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        p[i] = (unsigned char)(z >> (8 * (i % 8)));
+    }
+}
+
+EXPORT ssize_t getrandom(void *buf, size_t n, unsigned flags) {
+    if (!controlled(CALLER_PC)) REAL(getrandom, buf, n, flags);
+    pseudo_random(buf, n);
+    return (ssize_t)n;
 }
 
 /* ---- other processes ---- */
@@ -496,6 +575,7 @@ int co_reset(int captured) {
     int last = loader_changed() || !unmap_execution_maps() || !restore_cwd();
     restore_signals();
     reset_altstacks();
+    reset_time_and_randomness();
     g_restore_pending = !last;
     return !last;
 }

@@ -415,3 +415,23 @@ fn disjoint_atomic_sections_are_independent() {
         }
     }
 }
+
+/// Random bytes and clock readings are the same in every execution along the same schedule:
+/// stores whose addresses depend on them replay (before, the second execution diverged).
+#[test]
+fn time_and_random_bytes_replay() {
+    let scratch = Scratch::new("time-random");
+    for (cc, opt) in builds() {
+        let bin = compile(&scratch, &source("time_and_random.c"), cc, &[opt, "-g"]);
+        for model in ["sc", "tso", "pso"] {
+            let r = check(&bin, model, &[]);
+            assert_eq!(
+                (r.verdict(), r.executions()),
+                ("ok", 2),
+                "{cc} {opt} {model}\n{}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}
