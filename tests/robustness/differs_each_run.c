@@ -1,14 +1,14 @@
-/* Stores to a variable picked at random in each execution, before the stores the exploration
- * reorders: replaying an earlier execution's first events meets a different event, which the
- * checker must report instead of exploring on as if nothing had changed. */
+/* Stores to a variable picked by the time-stamp counter in each execution (rdtsc: a source
+ * the checker does not control, unlike the clock functions and getrandom), before the stores
+ * the exploration reorders: replaying an earlier execution's first events meets a different
+ * event, which the checker must report instead of exploring on as if nothing had changed. */
 #include <pthread.h>
-#include <sys/random.h>
+#include <x86intrin.h>
 
 volatile int a[8], z;
 
 static void *writer(void *arg) {
-    unsigned char r = 0;
-    if (getrandom(&r, 1, 0) != 1) r = 0;
+    unsigned r = (unsigned)(__rdtsc() >> 4);
     a[r & 7] = 1;
     z = 1;
     z = 2;
