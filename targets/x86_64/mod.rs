@@ -327,31 +327,21 @@ fn mark_spin_loops(
     sites: &mut [(usize, Site)],
     info: &mut InstructionInfoFactory,
 ) {
-    let mut index = None;
     for (k, site) in sites.iter_mut() {
         let k = *k;
-        let bounded = spin::candidate(all, k);
-        if site.kind != site_kind::LOAD
-            || site.flags & site_flags::PRIVATE != 0
-            || !(bounded || spin::await_candidate(all, k))
-        {
+        if site.kind != site_kind::LOAD || site.flags & site_flags::PRIVATE != 0 {
             continue;
         }
-        let index = index.get_or_insert_with(|| {
-            all.iter()
-                .enumerate()
-                .map(|(j, i)| (i.ip(), j))
-                .collect::<std::collections::HashMap<u64, usize>>()
-        });
-        match bounded
-            .then(|| spin::bounded_spin(all, k, index, info))
-            .flatten()
-        {
+        let bounded = spin::candidate(all, k);
+        if !(bounded || spin::await_candidate(all, k)) {
+            continue;
+        }
+        match bounded.then(|| spin::bounded_spin(all, k, info)).flatten() {
             Some((reg, value)) => {
                 site.spin_reg = reg;
                 site.spin_value = value;
             }
-            None => site.await_mask = spin::await_mask(all, k, index, info),
+            None => site.await_mask = spin::await_mask(all, k, info),
         }
     }
 }

@@ -51,9 +51,12 @@ const STATUS_FLAGS: u32 = RflagsBits::OF
 const MAX_BODY: usize = 16;
 const MAX_STEPS: usize = 2000;
 
-/// Registers the System V ABI may pass arguments or return values in: a call or a return
-/// may read them.
-const ABI_READ: Regs = bit(0) | bit(1) | bit(2) | bit(6) | bit(7) | bit(8) | bit(9);
+/// Registers the System V ABI passes arguments in (rdi, rsi, rdx, rcx, r8, r9), those a call
+/// may read (also rax: the vector registers a variadic call is passed), and those it may change
+/// (also r10, r11).
+const ARGUMENTS: Regs = bit(7) | bit(6) | bit(2) | bit(1) | bit(8) | bit(9);
+const CALL_READ: Regs = ARGUMENTS | bit(0);
+const CALL_CLOBBERED: Regs = CALL_READ | bit(10) | bit(11);
 
 const fn bit(n: u32) -> Regs {
     1 << n
@@ -66,6 +69,10 @@ struct Use {
     written: Regs,
     /// Written in part (8 or 16 bits), or conditionally: the old value survives.
     merged: Regs,
+    /// Read through more than their low byte (al, cl ... r15b).
+    read_wide: Regs,
+    /// Their low byte written.
+    low8_written: Regs,
     flags_read: bool,
     flags_written: bool,
     /// Writes every status flag unconditionally (the old flags are dead after it).
@@ -79,6 +86,8 @@ fn uses(i: &Instruction, info: &mut InstructionInfoFactory) -> Use {
         read: 0,
         written: 0,
         merged: 0,
+        read_wide: 0,
+        low8_written: 0,
         flags_read: i.rflags_read() & STATUS_FLAGS != 0,
         flags_written: i.rflags_modified() & STATUS_FLAGS != 0,
         flags_all: (i.rflags_written()
@@ -99,6 +108,17 @@ fn uses(i: &Instruction, info: &mut InstructionInfoFactory) -> Use {
         }
         let b = bit(reg.full_register().number() as u32);
         let whole = reg.is_gpr64() || reg.is_gpr32();
+        if low_byte(reg) && r.access() == OpAccess::Write {
+            u.low8_written |= b;
+        }
+        if !low_byte(reg)
+            && matches!(
+                r.access(),
+                OpAccess::Read | OpAccess::CondRead | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+            )
+        {
+            u.read_wide |= b;
+        }
         match r.access() {
             OpAccess::Write if whole => u.written |= b,
             OpAccess::Write | OpAccess::CondWrite => u.merged |= b,
@@ -122,6 +142,11 @@ fn low_byte(r: Register) -> bool {
     r.is_gpr8() && !matches!(r, Register::AH | Register::CH | Register::DH | Register::BH)
 }
 
+/// The instruction at address `ip` of `all` (decoded in one sweep, so in address order).
+fn instruction_at(all: &[Instruction], ip: u64) -> Option<usize> {
+    all.binary_search_by_key(&ip, Instruction::ip).ok()
+}
+
 fn is_nop(i: &Instruction) -> bool {
     matches!(
         i.mnemonic(),
@@ -129,12 +154,22 @@ fn is_nop(i: &Instruction) -> bool {
     )
 }
 
+/// The register a spin loop's load writes whole (`mov r32/r64, [mem]`), as a bit.
+fn spin_load(i: &Instruction) -> Option<Regs> {
+    let dest = i.op0_register();
+    let shape = i.mnemonic() == Mnemonic::Mov
+        && i.op_count() == 2
+        && i.op0_kind() == OpKind::Register
+        && i.op1_kind() == OpKind::Memory
+        && (dest.is_gpr64() || dest.is_gpr32());
+    shape.then(|| bit(dest.full_register().number() as u32))
+}
+
 /// Could `all[k]` be the load of an await loop with a backoff (a cheap test before
 /// [`await_mask`]): a branch back to it or before it soon after.
 pub fn await_candidate(all: &[Instruction], k: usize) -> bool {
     let load = &all[k];
-    load.mnemonic() == Mnemonic::Mov
-        && load.op1_kind() == OpKind::Memory
+    spin_load(load).is_some()
         && all[k + 1..all.len().min(k + 48)].iter().any(|j| {
             matches!(
                 j.flow_control(),
@@ -147,8 +182,7 @@ pub fn await_candidate(all: &[Instruction], k: usize) -> bool {
 /// Could `all[k]` be the load of a bounded spin loop (a cheap test before [`bounded_spin`])?
 pub fn candidate(all: &[Instruction], k: usize) -> bool {
     let load = &all[k];
-    load.mnemonic() == Mnemonic::Mov
-        && load.op1_kind() == OpKind::Memory
+    spin_load(load).is_some()
         && all[k + 1..all.len().min(k + MAX_BODY)].iter().any(|j| {
             j.flow_control() == FlowControl::ConditionalBranch
                 && j.condition_code() == ConditionCode::ne
@@ -158,26 +192,14 @@ pub fn candidate(all: &[Instruction], k: usize) -> bool {
 
 /// The counter to set at the load `all[k]` (`Site::spin_reg`: its number + 1) and the value
 /// that ends the loop after it (`spin_value`), when
-/// `all[k]` is the load of a bounded spin loop; `index` finds an instruction by its address.
+/// `all[k]` is the load of a bounded spin loop.
 pub fn bounded_spin(
     all: &[Instruction],
     k: usize,
-    index: &HashMap<u64, usize>,
     info: &mut InstructionInfoFactory,
 ) -> Option<(u8, u8)> {
     let load = &all[k];
-    if load.mnemonic() != Mnemonic::Mov
-        || load.op_count() != 2
-        || load.op0_kind() != OpKind::Register
-        || load.op1_kind() != OpKind::Memory
-    {
-        return None;
-    }
-    let dest = load.op0_register();
-    if !(dest.is_gpr64() || dest.is_gpr32()) {
-        return None;
-    }
-    let loaded: Regs = bit(dest.full_register().number() as u32);
+    let loaded = spin_load(load)?;
     // the back edge: the first backward branch after the load, to at or before it
     let b = (k + 1..all.len().min(k + MAX_BODY)).find(|&j| {
         all[j].flow_control() == FlowControl::ConditionalBranch
@@ -187,7 +209,7 @@ pub fn bounded_spin(
     if back.condition_code() != ConditionCode::ne {
         return None;
     }
-    let start = *index.get(&back.near_branch_target())?;
+    let start = instruction_at(all, back.near_branch_target())?;
     if start > k || k - start > MAX_BODY {
         return None;
     }
@@ -284,7 +306,7 @@ pub fn bounded_spin(
     }
     // both ways out lead to one place
     let mut fall = back.next_ip();
-    if let Some(&n) = index.get(&fall) {
+    if let Some(n) = instruction_at(all, fall) {
         if all[n].flow_control() == FlowControl::UnconditionalBranch
             && all[n].op0_kind() == OpKind::NearBranch64
         {
@@ -294,7 +316,7 @@ pub fn bounded_spin(
     if exits.is_empty() || exits.iter().any(|&t| t != fall) {
         return None;
     }
-    if !dead_at(all, index, fall, counter | late, true, info) {
+    if !dead_at(all, fall, counter | late, true, info) {
         return None;
     }
     Some((reg.full_register().number() as u8 + 1, forced))
@@ -347,10 +369,6 @@ fn ending_value(f: &Instruction) -> Option<(Register, u8)> {
     Some((reg, v))
 }
 
-/// Registers the System V ABI passes arguments in (rdi, rsi, rdx, rcx, r8, r9), and those a
-/// call may change (also rax, r10, r11).
-const ARGUMENTS: Regs = bit(7) | bit(6) | bit(2) | bit(1) | bit(8) | bit(9);
-const CALL_CLOBBERED: Regs = ARGUMENTS | bit(0) | bit(10) | bit(11);
 /// How many instructions an await loop's body may have.
 const MAX_REGION: usize = 96;
 
@@ -361,87 +379,83 @@ const MAX_REGION: usize = 96;
 /// iteration are then no part of its state: the await hash leaves them out
 /// (`Site::await_mask`), and the loop is an await loop as if it had no counter. Returns the
 /// registers to leave out, or 0.
-pub fn await_mask(
-    all: &[Instruction],
-    k: usize,
-    index: &HashMap<u64, usize>,
-    info: &mut InstructionInfoFactory,
-) -> Regs {
-    await_mask_of(all, k, index, info).unwrap_or(0)
+pub fn await_mask(all: &[Instruction], k: usize, info: &mut InstructionInfoFactory) -> Regs {
+    await_mask_of(all, k, info).unwrap_or(0)
 }
 
-fn await_mask_of(
-    all: &[Instruction],
-    k: usize,
-    index: &HashMap<u64, usize>,
-    info: &mut InstructionInfoFactory,
-) -> Option<Regs> {
+fn await_mask_of(all: &[Instruction], k: usize, info: &mut InstructionInfoFactory) -> Option<Regs> {
     let load = &all[k];
-    let dest = load.op0_register();
-    if load.mnemonic() != Mnemonic::Mov
-        || load.op0_kind() != OpKind::Register
-        || load.op1_kind() != OpKind::Memory
-        || !(dest.is_gpr64() || dest.is_gpr32())
-    {
-        return None;
-    }
-    let loaded = bit(dest.full_register().number() as u32);
+    let loaded = spin_load(load)?;
     // the value test: straight-line code after the load, up to the first conditional branch
     let cb = (k + 1..all.len().min(k + 9)).find(|&j| all[j].flow_control() != FlowControl::Next)?;
     if all[cb].flow_control() != FlowControl::ConditionalBranch {
         return None;
     }
-    let sides = [all[cb].near_branch_target(), all[cb].next_ip()];
-    let regions: Vec<Option<Vec<usize>>> = sides
-        .iter()
-        .map(|&x| closed_region(all, index, x, load.ip()))
-        .collect();
-    let (body, exit) = match (&regions[0], &regions[1]) {
-        (Some(r), None) => (r, sides[1]),
-        (None, Some(r)) => (r, sides[0]),
-        _ => return None,
+    // (first as if the loop kept every register: most loads fail here, before the costlier
+    // walks of the loop)
+    let pre = &all[k + 1..cb];
+    if pre.iter().any(|i| !is_nop(i) && uses(i, info).memory) {
+        return None;
+    }
+    value_test(pre, loaded, !0, info)?;
+    // One side of the test comes back to the load through a body of register code, the other
+    // leaves. Each side is first walked only as far as such code goes (for most loads, a few
+    // instructions); whether the other side leaves is asked last, once everything else holds
+    // (walking out of a loop is the costly part).
+    let (target, fall) = (all[cb].near_branch_target(), all[cb].next_ip());
+    let (body, exit) = match closed_region(all, fall, load.ip(), Some(info)) {
+        Some(body) => (body, target),
+        None => (closed_region(all, target, load.ip(), Some(info))?, fall),
     };
-    // the body: registers only, calls through a direct or RIP-relative address
-    // (what calls leave in the registers they may change is the callee's business, as any
-    // state a library keeps: only what the loop computes is followed into calls)
+    // what calls leave in the registers they may change is the callee's business, as any
+    // state a library keeps: only what the loop computes is followed into calls
     let mut changed: Regs = 0;
     let mut computed: Regs = 0;
-    for &j in body {
+    for &j in &body {
         let i = &all[j];
+        if matches!(
+            i.flow_control(),
+            FlowControl::Call | FlowControl::IndirectCall
+        ) {
+            changed |= CALL_CLOBBERED;
+            continue;
+        }
         let u = uses(i, info);
-        match i.flow_control() {
-            FlowControl::Call | FlowControl::IndirectCall => {
-                let direct = i.op0_kind() == OpKind::NearBranch64;
-                let got = i.op0_kind() == OpKind::Memory && i.is_ip_rel_memory_operand();
-                if !(direct || got) {
-                    return None;
-                }
-                changed |= CALL_CLOBBERED;
-                continue;
-            }
-            _ if is_nop(i) => continue,
-            _ => {}
-        }
-        if u.memory || i.has_lock_prefix() {
-            return None;
-        }
         changed |= u.written | u.merged;
         computed |= u.written | u.merged;
     }
-    let pre = &all[k + 1..cb];
     let mut pre_written: Regs = 0;
     for i in pre {
         let u = uses(i, info);
-        if u.memory && !is_nop(i) {
-            return None;
-        }
         pre_written |= u.written | u.merged;
     }
     // what the loop computes: left out of the await hash, so it must not get out of the loop;
     // what calls leave behind stays in the hash (and tells iterations apart if it differs)
     let state = computed | pre_written;
-    let kept = !(changed | pre_written | loaded);
-    // what the value test computes from the loaded value (and what the loop keeps)
+    let value = value_test(pre, loaded, !(changed | pre_written | loaded), info)?;
+    // no call in the body is passed anything the loop carries
+    if !calls_see_no_state(all, &body, &all[cb], state & !value, info) {
+        return None;
+    }
+    // the flags where the loop ends are the value test's, the same whenever it ends
+    if !dead_at(all, exit, state & !value, false, info) {
+        return None;
+    }
+    if closed_region(all, exit, load.ip(), None).is_some() {
+        return None; // both sides come back: the value does not end the loop
+    }
+    Some(state)
+}
+
+/// The registers holding the loaded value (or computed from it and what the loop `kept`)
+/// after the straight-line code `pre` from the load to the value test, when the test's flags
+/// come from them.
+fn value_test(
+    pre: &[Instruction],
+    loaded: Regs,
+    kept: Regs,
+    info: &mut InstructionInfoFactory,
+) -> Option<Regs> {
     let mut value = loaded;
     let mut flags_from_value = false;
     for i in pre.iter().filter(|i| !is_nop(i)) {
@@ -457,27 +471,17 @@ fn await_mask_of(
             }
         }
     }
-    if !flags_from_value {
-        return None;
-    }
-    // no call in the body is passed anything the loop carries
-    if !calls_see_no_state(all, index, body, &all[cb], state & !value, info) {
-        return None;
-    }
-    // the flags where the loop ends are the value test's, the same whenever it ends
-    if !dead_at(all, index, exit, state & !value, false, info) {
-        return None;
-    }
-    Some(state)
+    flags_from_value.then_some(value)
 }
 
 /// The instructions reachable from `from` without passing `load`, when every one of them can
-/// come back to `load` (nothing leaves the loop that way) and is plain enough to follow.
+/// come back to `load` (nothing leaves the loop that way) and is plain enough to follow; with
+/// `info`, also only when each is one an await loop's body may have (`body_instruction`).
 fn closed_region(
     all: &[Instruction],
-    index: &HashMap<u64, usize>,
     from: u64,
     load: u64,
+    mut info: Option<&mut InstructionInfoFactory>,
 ) -> Option<Vec<usize>> {
     let mut found: Vec<usize> = Vec::new();
     let mut edges: Vec<(usize, Option<usize>)> = Vec::new(); // (from, to; None = the load)
@@ -490,8 +494,11 @@ fn closed_region(
         if found.len() >= MAX_REGION {
             return None;
         }
-        let j = *index.get(&ip)?;
+        let j = instruction_at(all, ip)?;
         let i = &all[j];
+        if info.as_mut().is_some_and(|info| !body_instruction(i, info)) {
+            return None;
+        }
         found.push(j);
         let next: Vec<u64> = match i.flow_control() {
             FlowControl::Next | FlowControl::Call => vec![i.next_ip()],
@@ -508,7 +515,7 @@ fn closed_region(
                 if n == load {
                     None
                 } else {
-                    index.get(&n).copied()
+                    instruction_at(all, n)
                 },
             ));
             work.push(n);
@@ -534,12 +541,24 @@ fn closed_region(
     (back.len() == found.len()).then_some(found)
 }
 
+/// May an await loop's body have `i`: register code, `pause` and other no-ops, calls through
+/// a direct or RIP-relative address?
+fn body_instruction(i: &Instruction, info: &mut InstructionInfoFactory) -> bool {
+    match i.flow_control() {
+        FlowControl::Call | FlowControl::IndirectCall => {
+            i.op0_kind() == OpKind::NearBranch64
+                || i.op0_kind() == OpKind::Memory && i.is_ip_rel_memory_operand()
+        }
+        _ if is_nop(i) => true,
+        _ => !uses(i, info).memory && !i.has_lock_prefix(),
+    }
+}
+
 /// Do the calls of `body` get none of `carried` (what the loop carries between iterations) in
 /// their argument registers? Followed from the value test `cb`, each register marked with
 /// whether it holds something computed from `carried`.
 fn calls_see_no_state(
     all: &[Instruction],
-    index: &HashMap<u64, usize>,
     body: &[usize],
     cb: &Instruction,
     carried: Regs,
@@ -550,7 +569,7 @@ fn calls_see_no_state(
     let mut work: Vec<(u64, Regs)> =
         vec![(cb.near_branch_target(), carried), (cb.next_ip(), carried)];
     while let Some((ip, t)) = work.pop() {
-        let Some(&j) = index.get(&ip).filter(|j| in_body.contains(j)) else {
+        let Some(j) = instruction_at(all, ip).filter(|j| in_body.contains(j)) else {
             continue; // the load, or the way out
         };
         let old = taint.get(&j).copied();
@@ -591,7 +610,6 @@ fn calls_see_no_state(
 /// from `at`?
 fn dead_at(
     all: &[Instruction],
-    index: &HashMap<u64, usize>,
     at: u64,
     regs: Regs,
     flags: bool,
@@ -613,7 +631,7 @@ fn dead_at(
         if steps > MAX_STEPS {
             return false;
         }
-        let Some(&j) = index.get(&ip) else {
+        let Some(j) = instruction_at(all, ip) else {
             return false;
         };
         let i = &all[j];
@@ -622,33 +640,11 @@ fn dead_at(
             return false;
         }
         // a read of an undecided register, but for its low byte once that was written
-        for r in info.info(i).used_registers() {
-            let reg = r.register();
-            if !reg.is_gpr()
-                || !matches!(
-                    r.access(),
-                    OpAccess::Read
-                        | OpAccess::CondRead
-                        | OpAccess::ReadWrite
-                        | OpAccess::ReadCondWrite
-                )
-            {
-                continue;
-            }
-            let b = bit(reg.full_register().number() as u32);
-            if live & b != 0 && !(low_byte(reg) && low8 & b != 0) {
-                return false;
-            }
+        if live & (u.read_wide | (u.read & !low8)) != 0 {
+            return false;
         }
-        for r in info.info(i).used_registers() {
-            let reg = r.register();
-            if reg.is_gpr() && low_byte(reg) && r.access() == OpAccess::Write {
-                low8 |= bit(reg.full_register().number() as u32);
-            }
-        }
-        low8 &= live;
         live &= !u.written;
-        low8 &= live;
+        low8 = (low8 | u.low8_written) & live;
         if u.flags_all {
             flags = false;
         }
@@ -666,9 +662,13 @@ fn dead_at(
             FlowControl::Return if live & (bit(0) | bit(2)) == 0 => {}
             // the callee may read its arguments; it keeps the callee-saved registers, and
             // what it returns in is written
-            FlowControl::Call | FlowControl::IndirectCall if live & (ABI_READ | bit(0)) == 0 => {
-                let scratch = bit(10) | bit(11);
-                work.push((i.next_ip(), live & !scratch, low8 & !scratch, false));
+            FlowControl::Call | FlowControl::IndirectCall if live & CALL_READ == 0 => {
+                work.push((
+                    i.next_ip(),
+                    live & !CALL_CLOBBERED,
+                    low8 & !CALL_CLOBBERED,
+                    false,
+                ));
             }
             _ => return false,
         }

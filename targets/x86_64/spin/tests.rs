@@ -8,7 +8,7 @@ type Build<'a> = Box<dyn FnOnce(&mut CodeAssembler) -> Result<(), IcedError> + '
 /// `analysis` at every instruction of the code `build` writes.
 fn at_each<T>(
     build: Build,
-    analysis: impl Fn(&[Instruction], usize, &HashMap<u64, usize>, &mut InstructionInfoFactory) -> T,
+    analysis: impl Fn(&[Instruction], usize, &mut InstructionInfoFactory) -> T,
 ) -> Vec<T> {
     let mut a = CodeAssembler::new(64).unwrap();
     build(&mut a).unwrap();
@@ -16,10 +16,9 @@ fn at_each<T>(
     let all: Vec<Instruction> = Decoder::with_ip(64, &bytes, 0x1000, DecoderOptions::NONE)
         .into_iter()
         .collect();
-    let index = all.iter().enumerate().map(|(k, i)| (i.ip(), k)).collect();
     let mut info = InstructionInfoFactory::new();
     (0..all.len())
-        .map(|k| analysis(&all, k, &index, &mut info))
+        .map(|k| analysis(&all, k, &mut info))
         .collect()
 }
 
