@@ -32,6 +32,9 @@
 #include "fdwatch.h"
 #include "snapshot.h"
 
+/* A call the program made in an execution (not the runtime's own, nor one before main). */
+static int program_call(uint64_t pc) { return in_execution() && !in_runtime(pc); }
+
 /* ---- signals ---- */
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -92,11 +95,8 @@ static void reset_altstacks(void) {
     }
 }
 
-static void keep_clocks_at_main(void);
-
 void keep_signals_at_main(void) {
     reset_altstacks();
-    keep_clocks_at_main();
     for (int sig = 1; sig < 65; sig++) sys_sigaction(sig, NULL, &g_act_at_main[sig]);
     memcpy(g_prog_act_at_main, prog_act, sizeof prog_act);
     sys_sigprocmask(SIG_BLOCK, NULL, &g_mask_at_main);
@@ -105,9 +105,11 @@ void keep_signals_at_main(void) {
     g_timers_set = 0;
 }
 
-/* After an execution: the dispositions it changed and the signal mask as at main, its interval
- * timers off (an alarm it set must not go off in a later execution). */
+/* After an execution: the dispositions it changed and the signal mask as at main, no alternate
+ * signal stacks, its interval timers off (an alarm it set must not go off in a later
+ * execution). */
 static void restore_signals(void) {
+    reset_altstacks();
     if (g_mask_changed) sys_sigprocmask(SIG_SETMASK, &g_mask_at_main, NULL);
     g_mask_changed = 0;
     for (int sig = 1; g_sigs_changed && sig < 65; sig++) {
@@ -190,13 +192,11 @@ static void reset_time_and_randomness(void) {
     g_random_state = 0x736d632d72756e21ull; /* any constant */
 }
 
-static void keep_clocks_at_main(void) {
+void keep_clocks_at_main(void) {
     REAL_FN(clock_gettime)(CLOCK_REALTIME, &g_clock_at_main[0]);
     REAL_FN(clock_gettime)(CLOCK_MONOTONIC, &g_clock_at_main[1]);
     reset_time_and_randomness();
 }
-
-static int controlled(uint64_t pc) { return in_execution() && !in_runtime(pc); }
 
 /* The virtual reading of `clock`. */
 static struct timespec virtual_clock(clockid_t clock) {
@@ -210,13 +210,13 @@ static struct timespec virtual_clock(clockid_t clock) {
 }
 
 EXPORT int clock_gettime(clockid_t clock, struct timespec *tp) {
-    if (!controlled(CALLER_PC)) REAL(clock_gettime, clock, tp);
+    if (!program_call(CALLER_PC)) REAL(clock_gettime, clock, tp);
     *tp = virtual_clock(clock);
     return 0;
 }
 
 EXPORT int gettimeofday(struct timeval *tv, void *tz) {
-    if (!controlled(CALLER_PC)) REAL(gettimeofday, tv, tz);
+    if (!program_call(CALLER_PC)) REAL(gettimeofday, tv, tz);
     struct timespec t = virtual_clock(CLOCK_REALTIME);
     tv->tv_sec = t.tv_sec;
     tv->tv_usec = t.tv_nsec / 1000;
@@ -224,7 +224,7 @@ EXPORT int gettimeofday(struct timeval *tv, void *tz) {
 }
 
 EXPORT time_t time(time_t *out) {
-    if (!controlled(CALLER_PC)) REAL(time, out);
+    if (!program_call(CALLER_PC)) REAL(time, out);
     time_t now = virtual_clock(CLOCK_REALTIME).tv_sec;
     if (out) *out = now;
     return now;
@@ -244,7 +244,7 @@ static void pseudo_random(void *buf, size_t n) {
 }
 
 EXPORT ssize_t getrandom(void *buf, size_t n, unsigned flags) {
-    if (!controlled(CALLER_PC)) REAL(getrandom, buf, n, flags);
+    if (!program_call(CALLER_PC)) REAL(getrandom, buf, n, flags);
     pseudo_random(buf, n);
     return (ssize_t)n;
 }
@@ -442,7 +442,7 @@ EXPORT long syscall(long nr, ...) {
     long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
     va_end(ap);
     /* (the runtime's own futex calls, sys.h, come through here too) */
-    if (nr == SYS_futex && in_execution() && !in_runtime(CALLER_PC))
+    if (nr == SYS_futex && program_call(CALLER_PC))
         return smc_futex((uint32_t *)a, (int)b, (uint32_t)c, (const struct timespec *)d, CALLER_PC);
     return REAL_FN(syscall)(nr, a, b, c, d, e, f);
 }
@@ -454,7 +454,7 @@ EXPORT long syscall(long nr, ...) {
  * memory in order, the kernel's copy last): under store buffers it is a full fence first, or a
  * store still buffered would land over what the call wrote. */
 static void input_fence(uint64_t pc) {
-    if (in_execution() && !in_runtime(pc) && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
+    if (program_call(pc) && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
         smc_stop(SMC_OP_FENCE, 0, 0, 0, 1, pc, 0, 0);
 }
 
@@ -574,7 +574,6 @@ int co_reset(int captured) {
     if (captured) note_output();
     int last = loader_changed() || !unmap_execution_maps() || !restore_cwd();
     restore_signals();
-    reset_altstacks();
     reset_time_and_randomness();
     g_restore_pending = !last;
     return !last;

@@ -231,6 +231,7 @@ void co_thread_reset(void);
 int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 void on_sys(int sig, siginfo_t *si, void *ucv);
 void keep_signals_at_main(void);
+void keep_clocks_at_main(void);
 void keep_cwd_at_main(void);
 void keep_loader_at_main(void);
 void note_output(void);

@@ -252,9 +252,9 @@ NONDET(_Bool, bool, SMC_NONDET_BOOL)
  * the value read whether the thread waits. Bitsets are not told apart (a wake-up of a waiter
  * whose bitset does not match is one futex users must allow for anyway). */
 long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout, uint64_t pc) {
-    int timed;
+    int timed, cmd = op & ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
     uint64_t r;
-    switch (op & ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)) {
+    switch (cmd) {
     case FUTEX_WAIT:
     case FUTEX_WAIT_BITSET:
         timed = timeout != NULL;
@@ -277,7 +277,6 @@ long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *time
         static const char *const names[] = {"WAIT", "WAKE", "FD", "REQUEUE", "CMP_REQUEUE", "WAKE_OP",
                                             "LOCK_PI", "UNLOCK_PI", "TRYLOCK_PI", "WAIT_BITSET",
                                             "WAKE_BITSET", "WAIT_REQUEUE_PI", "CMP_REQUEUE_PI", "LOCK_PI2"};
-        int cmd = op & ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
         char what[64];
         if (cmd >= 0 && cmd < (int)(sizeof names / sizeof names[0]))
             snprintf(what, sizeof what, "futex(FUTEX_%s)", names[cmd]);

@@ -97,6 +97,7 @@ static void run_worker(uint32_t cmd);
 static int smc_main(int argc, char **argv, char **envp) {
     if (!g_active) return real_main(argc, argv, envp);
     stack_bounds(&g_main_stack_lo, &g_main_stack_hi);
+    keep_clocks_at_main();
     reserve_stacks();
     g_argc = argc;
     g_argv = argv;

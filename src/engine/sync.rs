@@ -33,9 +33,9 @@ struct CondWaiter {
 pub struct SyncState {
     mutex_owner: BTreeMap<TargetAddr, ThreadId>,
     rwlocks: BTreeMap<TargetAddr, RwLock>,
-    conds: BTreeMap<TargetAddr, Vec<CondWaiter>>,
+    conds: Waiters,
     /// Waiters of each futex word, in the order they began to wait.
-    futexes: BTreeMap<TargetAddr, Vec<CondWaiter>>,
+    futexes: Waiters,
     barriers: BTreeMap<TargetAddr, Barrier>,
     /// Threads waiting to leave a barrier, with the generation they arrived in.
     barrier_waiting: BTreeMap<ThreadId, u64>,
@@ -104,7 +104,7 @@ impl SyncState {
             CondReacquire { cond, mutex, timed } => {
                 !self.mutex_owner.contains_key(&mutex)
                     && (timed
-                        || self.waiter(cond, t).is_none_or(|w| w.signalled)
+                        || woken(&self.conds, cond, t)
                         || self.spurious_of(t) < self.spurious_bound)
             }
             RwRdLock { obj, try_only } => {
@@ -123,13 +123,7 @@ impl SyncState {
             }
             SemWait { obj, try_only } => try_only || self.sems.get(&obj).copied().unwrap_or(0) > 0,
             FutexWoken { addr, timed } => {
-                timed
-                    || self
-                        .futexes
-                        .get(&addr)
-                        .and_then(|ws| ws.iter().find(|w| w.thread == t))
-                        .is_none_or(|w| w.signalled)
-                    || self.spurious_of(t) < self.spurious_bound
+                timed || woken(&self.futexes, addr, t) || self.spurious_of(t) < self.spurious_bound
             }
             Assume { cond } => cond,
             AtomicBegin => self.atomic_owner.is_none_or(|o| o == t),
@@ -172,29 +166,11 @@ impl SyncState {
             .map_or(0, |(_, n)| *n)
     }
 
-    fn waiter(&self, cond: TargetAddr, t: ThreadId) -> Option<&CondWaiter> {
-        self.conds
-            .get(&cond)
-            .and_then(|ws| ws.iter().find(|w| w.thread == t))
-    }
-
     /// How many different outcomes `op` can have now (a signal picks one of several waiters).
     pub fn alternatives(&self, op: &Op) -> u32 {
         match *op {
-            Op::CondSignal { cond } => {
-                let n = self
-                    .conds
-                    .get(&cond)
-                    .map_or(0, |ws| ws.iter().filter(|w| !w.signalled).count());
-                n.max(1) as u32
-            }
-            Op::FutexWake { addr, count: 1 } => {
-                let n = self
-                    .futexes
-                    .get(&addr)
-                    .map_or(0, |ws| ws.iter().filter(|w| !w.signalled).count());
-                n.max(1) as u32
-            }
+            Op::CondSignal { cond } => unsignalled(&self.conds, cond).max(1) as u32,
+            Op::FutexWake { addr, count: 1 } => unsignalled(&self.futexes, addr).max(1) as u32,
             Op::Nondet { boolean, .. } => {
                 let n = self.nondet_values.max(1);
                 if boolean {
@@ -360,12 +336,30 @@ impl SyncState {
 
 /// `t` leaves the waiters `ws`: was it woken (or never among them)?
 fn leave(ws: &mut Vec<CondWaiter>, t: ThreadId) -> bool {
-    let woken = ws
-        .iter()
-        .find(|w| w.thread == t)
-        .is_none_or(|w| w.signalled);
+    let woken = signalled_or_gone(ws, t);
     ws.retain(|w| w.thread != t);
     woken
+}
+
+/// Waiters of each condition variable or futex word, in the order they began to wait.
+type Waiters = BTreeMap<TargetAddr, Vec<CondWaiter>>;
+
+/// May `t`, waiting on `addr`, return as woken (a signal or wake picked it, or it waits no more)?
+fn woken(waiters: &Waiters, addr: TargetAddr, t: ThreadId) -> bool {
+    waiters.get(&addr).is_none_or(|ws| signalled_or_gone(ws, t))
+}
+
+fn signalled_or_gone(ws: &[CondWaiter], t: ThreadId) -> bool {
+    ws.iter()
+        .find(|w| w.thread == t)
+        .is_none_or(|w| w.signalled)
+}
+
+/// Waiters on `addr` no signal or wake has picked yet.
+fn unsignalled(waiters: &Waiters, addr: TargetAddr) -> usize {
+    waiters
+        .get(&addr)
+        .map_or(0, |ws| ws.iter().filter(|w| !w.signalled).count())
 }
 
 #[cfg(test)]

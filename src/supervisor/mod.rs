@@ -84,7 +84,6 @@ pub struct Options {
     /// Let the program's stdout and stderr through (a replay under a debugger); otherwise
     /// they are captured.
     pub program_output: bool,
-
     /// Executions may be traced by a debugger and stop at their error (`--gdb`).
     pub debuggable: bool,
     /// The engine library the runtime loads into the worker, so that the worker can run a
@@ -106,7 +105,6 @@ pub struct NativeTarget {
     _runtime: File,
     /// The capture of the program's stdout and stderr (not when they are let through).
     output: Option<File>,
-
     plan: Plan,
     timeout: Duration,
 
@@ -215,15 +213,21 @@ pub fn launch(path: &Path, opts: &Options) -> Result<(Program, NativeTarget), St
 impl NativeTarget {
     /// All the program wrote in the last execution (a replay's, shown after it).
     pub fn captured_output(&self) -> Vec<u8> {
+        self.captured_end(OUTPUT_CAP)
+            .map(|(all, _)| all)
+            .unwrap_or_default()
+    }
+
+    /// The last `at_most` bytes of what the program wrote in the last execution, and how many
+    /// it wrote (up to the capture's size); None when the output is not captured or unreadable.
+    fn captured_end(&self, at_most: u64) -> Option<(Vec<u8>, u64)> {
         use std::os::unix::fs::FileExt;
-        let Some(file) = self.output.as_ref() else {
-            return Vec::new();
-        };
-        let mut all = vec![0; self.ch.header().out_len.min(OUTPUT_CAP) as usize];
-        match file.read_exact_at(&mut all, 0) {
-            Ok(()) => all,
-            Err(_) => Vec::new(),
-        }
+        let file = self.output.as_ref()?;
+        let total = self.ch.header().out_len.min(OUTPUT_CAP);
+        let start = total.saturating_sub(at_most);
+        let mut end = vec![0; (total - start) as usize];
+        file.read_exact_at(&mut end, start).ok()?;
+        Some((end, total))
     }
 
     /// Instrumented instructions.
@@ -811,12 +815,7 @@ impl Executor for NativeTarget {
     }
 
     fn output(&self) -> Option<Output> {
-        use std::os::unix::fs::FileExt;
-        let file = self.output.as_ref()?;
-        let total = self.ch.header().out_len.min(OUTPUT_CAP);
-        let start = total.saturating_sub(OUTPUT_SHOWN);
-        let mut tail = vec![0; (total - start) as usize];
-        file.read_exact_at(&mut tail, start).ok()?;
+        let (tail, total) = self.captured_end(OUTPUT_SHOWN)?;
         Some(Output {
             tail,
             total,
