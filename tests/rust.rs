@@ -142,7 +142,7 @@ fn rust_channel_hand_off_is_correct() {
     let r = check(&bin, "sc", &[]);
     assert_eq!(
         (r.verdict(), r.executions()),
-        ("ok", 43_509),
+        ("ok", 10_839),
         "{}{}",
         r.stdout,
         r.stderr

@@ -426,6 +426,12 @@ fn explore_from(
                 let leaf = x.split.as_ref().map_or(0, |s| s.current);
                 cx.found = (leaf, stats.executions + stats.blocked + stats.bounded);
                 stats.executions += 1;
+                for e in &mut cx.trace {
+                    e.pc = exec.code_address(e.pc);
+                }
+                for p in cx.threads.iter_mut().filter_map(|t| t.pending.as_mut()) {
+                    p.pc = exec.code_address(p.pc);
+                }
                 cx.heap = exec.heap_blocks();
                 cx.output = exec.output();
                 let tail = cx.output.as_ref().map(|o| o.tail.as_slice());

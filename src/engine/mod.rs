@@ -159,6 +159,11 @@ pub trait Executor {
         let _ = (slot, reply);
         Err(ExecError::Fatal("this target cannot be debugged".into()))
     }
+    /// The program's instruction for a pc the runtime reported: a call the runtime handles,
+    /// made from a relocated copy of the program's code, is at its return address there.
+    fn code_address(&self, pc: u64) -> u64 {
+        pc
+    }
     /// The heap blocks the execution that just ended allocated: (address, size, call site).
     fn heap_blocks(&self) -> Vec<(u64, u64, u64)> {
         Vec::new()

@@ -22,7 +22,19 @@ pub struct CodeSection {
     /// instruction boundaries: from the symbol table, none in a program with C++ exception
     /// tables (a landing pad is reached by no branch).
     pub functions: Vec<(u64, u64)>,
+    /// The functions in it (start, end) known to return at most one word
+    /// ([`ONE_WORD_RETURNS`]).
+    pub one_word_returns: Vec<(u64, u64)>,
 }
+
+/// Library functions known to return at most one word, by demangled name: their callers read
+/// rax alone (rdx, the ABI's second return register, is garbage to them), which the binary
+/// does not say. Rust std's futex lock slow paths, which spin and return `()`.
+const ONE_WORD_RETURNS: [&str; 3] = [
+    "<std::sys::sync::mutex::futex::Mutex>::lock_contended",
+    "<std::sys::sync::rwlock::futex::RwLock>::read_contended",
+    "<std::sys::sync::rwlock::futex::RwLock>::write_contended",
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arch {
@@ -165,6 +177,7 @@ impl Program {
                 addr: sh.sh_addr,
                 bytes,
                 functions: Vec::new(),
+                one_word_returns: Vec::new(),
             });
         }
         if code.is_empty() {
@@ -197,6 +210,15 @@ impl Program {
         }
         for v in [&mut functions, &mut objects] {
             one_name_per_address(v);
+        }
+        for c in &mut code {
+            c.one_word_returns = functions
+                .iter()
+                .filter(|f| f.name.contains("_contended"))
+                .filter(|f| ONE_WORD_RETURNS.contains(&demangled(&f.name).as_str()))
+                .filter_map(|f| Some((f.addr, f.addr.checked_add(f.size)?)))
+                .filter(|&(lo, _)| lo >= c.addr && lo - c.addr < c.bytes.len() as u64)
+                .collect();
         }
         let exception_tables = elf
             .section_headers

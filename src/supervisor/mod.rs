@@ -823,11 +823,15 @@ impl Executor for NativeTarget {
         })
     }
 
+    fn code_address(&self, pc: u64) -> u64 {
+        self.reader().original_pc(pc)
+    }
+
     fn heap_blocks(&self) -> Vec<(u64, u64, u64)> {
         self.ch
             .heap_blocks()
             .into_iter()
-            .map(|(a, s, pc)| (a, s, self.reader().original_pc(pc)))
+            .map(|(a, s, pc)| (a, s, self.code_address(pc)))
             .collect()
     }
 

@@ -323,6 +323,7 @@ pub fn touches_wide_state(i: &Instruction) -> bool {
 /// Note the loads of spin loops (spin/) on their sites: bounded ones, and await loops with
 /// a backoff.
 fn mark_spin_loops(
+    section: &CodeSection,
     all: &[Instruction],
     sites: &mut [(usize, Site)],
     info: &mut InstructionInfoFactory,
@@ -336,12 +337,25 @@ fn mark_spin_loops(
         if !(bounded || spin::await_candidate(all, k)) {
             continue;
         }
-        match bounded.then(|| spin::bounded_spin(all, k, info)).flatten() {
+        let ip = all[k].ip();
+        let returned = if section
+            .one_word_returns
+            .iter()
+            .any(|&(lo, hi)| (lo..hi).contains(&ip))
+        {
+            spin::RETURNS_ONE_WORD
+        } else {
+            spin::RETURNS_TWO_WORDS
+        };
+        match bounded
+            .then(|| spin::bounded_spin(all, k, info, returned))
+            .flatten()
+        {
             Some((reg, value)) => {
                 site.spin_reg = reg;
                 site.spin_value = value;
             }
-            None => site.await_mask = spin::await_mask(all, k, info),
+            None => site.await_mask = spin::await_mask(all, k, info, returned),
         }
     }
 }
@@ -368,7 +382,7 @@ impl Decoder for X86_64 {
             }
             all.push(instr);
         }
-        mark_spin_loops(&all, &mut sites, &mut info);
+        mark_spin_loops(section, &all, &mut sites, &mut info);
         let spans = Spans::new(section, &all, &sites);
         let sites = sites
             .into_iter()
@@ -548,6 +562,7 @@ mod tests {
             addr: 0x1000,
             bytes: code.to_vec(),
             functions: vec![],
+            one_word_returns: vec![],
         };
         assert!(!X86_64.decode(&section(&SHORT_LOAD), false).wide_state);
         let mut with_avx = SHORT_LOAD.to_vec();
@@ -783,6 +798,7 @@ mod tests {
                     } else {
                         vec![]
                     },
+                    one_word_returns: vec![],
                 },
                 false,
             )

@@ -51,6 +51,12 @@ const STATUS_FLAGS: u32 = RflagsBits::OF
 const MAX_BODY: usize = 16;
 const MAX_STEPS: usize = 2000;
 
+/// What a return hands the caller: rax, and rdx too for a two-word value. Which one a
+/// function returns the binary does not say; a few library functions are known by name
+/// (`CodeSection::one_word_returns`).
+pub const RETURNS_TWO_WORDS: Regs = bit(0) | bit(2);
+pub const RETURNS_ONE_WORD: Regs = bit(0);
+
 /// Registers the System V ABI passes arguments in (rdi, rsi, rdx, rcx, r8, r9), those a call
 /// may read (also rax: the vector registers a variadic call is passed), and those it may change
 /// (also r10, r11).
@@ -191,24 +197,39 @@ pub fn candidate(all: &[Instruction], k: usize) -> bool {
 }
 
 /// The counter to set at the load `all[k]` (`Site::spin_reg`: its number + 1) and the value
-/// that ends the loop after it (`spin_value`), when
-/// `all[k]` is the load of a bounded spin loop.
+/// that ends the loop after it (`spin_value`), when `all[k]` is the load of a bounded spin
+/// loop; a return of the function holding it hands the caller the registers `returned`.
 pub fn bounded_spin(
     all: &[Instruction],
     k: usize,
     info: &mut InstructionInfoFactory,
+    returned: Regs,
 ) -> Option<(u8, u8)> {
     let load = &all[k];
     let loaded = spin_load(load)?;
-    // the back edge: the first backward branch after the load, to at or before it
-    let b = (k + 1..all.len().min(k + MAX_BODY)).find(|&j| {
-        all[j].flow_control() == FlowControl::ConditionalBranch
-            && all[j].near_branch_target() <= load.ip()
-    })?;
+    // the back edge: a `jne` after the load, to at or before it. An exit may branch backward
+    // too (to code before the loop), so each such branch is tried in turn; what is proved of
+    // one holds whichever it is.
+    (k + 1..all.len().min(k + MAX_BODY))
+        .filter(|&j| {
+            all[j].flow_control() == FlowControl::ConditionalBranch
+                && all[j].condition_code() == ConditionCode::ne
+                && all[j].near_branch_target() <= load.ip()
+        })
+        .find_map(|b| bounded_spin_to(all, k, loaded, b, info, returned))
+}
+
+/// [`bounded_spin`] for the loop whose back edge is `all[b]`.
+fn bounded_spin_to(
+    all: &[Instruction],
+    k: usize,
+    loaded: Regs,
+    b: usize,
+    info: &mut InstructionInfoFactory,
+    returned: Regs,
+) -> Option<(u8, u8)> {
+    let load = &all[k];
     let back = &all[b];
-    if back.condition_code() != ConditionCode::ne {
-        return None;
-    }
     let start = instruction_at(all, back.near_branch_target())?;
     if start > k || k - start > MAX_BODY {
         return None;
@@ -316,7 +337,7 @@ pub fn bounded_spin(
     if exits.is_empty() || exits.iter().any(|&t| t != fall) {
         return None;
     }
-    if !dead_at(all, fall, counter | late, true, info) {
+    if !dead_at(all, fall, counter | late, true, returned, info) {
         return None;
     }
     Some((reg.full_register().number() as u8 + 1, forced))
@@ -379,11 +400,21 @@ const MAX_REGION: usize = 96;
 /// iteration are then no part of its state: the await hash leaves them out
 /// (`Site::await_mask`), and the loop is an await loop as if it had no counter. Returns the
 /// registers to leave out, or 0.
-pub fn await_mask(all: &[Instruction], k: usize, info: &mut InstructionInfoFactory) -> Regs {
-    await_mask_of(all, k, info).unwrap_or(0)
+pub fn await_mask(
+    all: &[Instruction],
+    k: usize,
+    info: &mut InstructionInfoFactory,
+    returned: Regs,
+) -> Regs {
+    await_mask_of(all, k, info, returned).unwrap_or(0)
 }
 
-fn await_mask_of(all: &[Instruction], k: usize, info: &mut InstructionInfoFactory) -> Option<Regs> {
+fn await_mask_of(
+    all: &[Instruction],
+    k: usize,
+    info: &mut InstructionInfoFactory,
+    returned: Regs,
+) -> Option<Regs> {
     let load = &all[k];
     let loaded = spin_load(load)?;
     // the value test: straight-line code after the load, up to the first conditional branch
@@ -438,7 +469,7 @@ fn await_mask_of(all: &[Instruction], k: usize, info: &mut InstructionInfoFactor
         return None;
     }
     // the flags where the loop ends are the value test's, the same whenever it ends
-    if !dead_at(all, exit, state & !value, false, info) {
+    if !dead_at(all, exit, state & !value, false, returned, info) {
         return None;
     }
     if closed_region(all, exit, load.ip(), None).is_some() {
@@ -607,12 +638,13 @@ fn calls_see_no_state(
 }
 
 /// Are `regs` (and with `flags`, the status flags) written before they are read on every path
-/// from `at`?
+/// from `at`? A return hands the caller the registers `returned`.
 fn dead_at(
     all: &[Instruction],
     at: u64,
     regs: Regs,
     flags: bool,
+    returned: Regs,
     info: &mut InstructionInfoFactory,
 ) -> bool {
     // (instruction, registers still undecided, of those the ones whose low byte is written,
@@ -658,8 +690,8 @@ fn dead_at(
                 work.push((i.next_ip(), live, low8, flags));
             }
             // the caller keeps nothing in the scratch registers nor the flags; it reads what
-            // the function returns (rax, rdx)
-            FlowControl::Return if live & (bit(0) | bit(2)) == 0 => {}
+            // the function returns
+            FlowControl::Return if live & returned == 0 => {}
             // the callee may read its arguments; it keeps the callee-saved registers, and
             // what it returns in is written
             FlowControl::Call | FlowControl::IndirectCall if live & CALL_READ == 0 => {
