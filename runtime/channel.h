@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 12
+#define SMC_CHANNEL_VERSION 13
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -62,6 +62,7 @@ enum smc_op {
     SMC_OP_FUTEX_WAIT = 45,   /* addr: the futex word, arg: the value expected, addr2: 1 when timed */
     SMC_OP_FUTEX_WOKEN = 46,  /* addr, addr2 as FUTEX_WAIT's; reply: 0 or ETIMEDOUT */
     SMC_OP_FUTEX_WAKE = 47,   /* addr, arg: how many at most; reply: how many were woken */
+    SMC_OP_HEAP_RELEASE = 48, /* free or realloc of the block at addr, arg: its usable size */
 };
 
 /* Slot states. */

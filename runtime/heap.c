@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
+#include <sys/auxv.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@ static void *(*real_malloc)(size_t);
 static void *(*real_calloc)(size_t, size_t);
 static void *(*real_realloc)(void *, size_t);
 static void (*real_free)(void *);
+/* The C library's and the dynamic loader's code: their own frees are of their own blocks */
+static uint64_t libc_lo, libc_hi, ldso_lo, ldso_hi;
 /* dlsym may allocate before the real functions are known: such requests are served from a
  * static arena (zeroed, never freed), each block after a 16-byte header holding its size */
 static _Alignas(16) char boot_arena[1 << 16];
@@ -45,6 +48,8 @@ int heap_ready(void) {
     void *m = dlsym(RTLD_NEXT, "malloc");
     heap_resolving = 0;
     if (!real_calloc || !real_realloc || !real_free) return 0;
+    span_of_object((uint64_t)(uintptr_t)real_free, &libc_lo, &libc_hi);
+    span_of_object(getauxval(AT_BASE), &ldso_lo, &ldso_hi);
     STORE(&real_malloc, (void *(*)(size_t))m);
     return m != NULL;
 }
@@ -62,6 +67,18 @@ static void record_block(void *p, size_t n, uint64_t pc) {
     ch->blocks[k].addr = (uint64_t)(uintptr_t)p;
     ch->blocks[k].size = n;
     ch->blocks[k].pc = pc;
+}
+
+/* Under store buffers, the thread's own stores into a block it frees or reallocates reach
+ * memory before the library writes (or copies) the block, as on the processor, where the
+ * library's writes queue behind them: a stop that the engine lets through once the thread's
+ * buffer holds none (landing later, they would overwrite the allocator's). Not for the C
+ * library's and the loader's own blocks (stdio's, a joined thread's TLS), which they free at
+ * times that depend on the executor and where the output goes. */
+static void heap_release(void *p, uint64_t pc) {
+    int from_libc = (pc >= libc_lo && pc < libc_hi) || (pc >= ldso_lo && pc < ldso_hi);
+    if (in_execution() && !in_runtime(pc) && !from_libc && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
+        smc_stop(SMC_OP_HEAP_RELEASE, (uint64_t)(uintptr_t)p, 0, 0, malloc_usable_size(p), pc, 0, 0);
 }
 
 EXPORT void *malloc(size_t n) {
@@ -88,6 +105,7 @@ EXPORT void *realloc(void *q, size_t n) {
         return p;
     }
     if (!heap_ready()) return q ? NULL : boot_alloc(n);
+    if (q) heap_release(q, CALLER_PC);
     void *p = real_realloc(q, n);
     record_block(p, n, CALLER_PC);
     return p;
@@ -95,6 +113,7 @@ EXPORT void *realloc(void *q, size_t n) {
 
 EXPORT void free(void *p) {
     if (!p || in_boot(p) || !heap_ready()) return;
+    heap_release(p, CALLER_PC);
     real_free(p);
 }
 

@@ -116,22 +116,27 @@ void object_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi) {
     }
 }
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
+/* The object holding q[0]: its span into q[1], q[2]. */
+static int find_object(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
-    uint64_t self = *(uint64_t *)data, lo, hi;
+    uint64_t *q = data, lo, hi;
     object_span(info, &lo, &hi);
-    if (self < lo || self >= hi) return 0;
-    g_rt_lo = lo;
-    g_rt_hi = hi;
+    if (q[0] < lo || q[0] >= hi) return 0;
+    q[1] = lo;
+    q[2] = hi;
     return 1;
+}
+
+void span_of_object(uint64_t addr, uint64_t *lo, uint64_t *hi) {
+    uint64_t q[3] = {addr, 0, 0};
+    dl_iterate_phdr(find_object, q);
+    *lo = q[1];
+    *hi = q[2];
 }
 
 int in_runtime(uint64_t pc) { return pc >= g_rt_lo && pc < g_rt_hi; }
 
-void memory_init(void) {
-    uint64_t self = U(&memory_init);
-    dl_iterate_phdr(find_self, &self);
-}
+void memory_init(void) { span_of_object(U(&memory_init), &g_rt_lo, &g_rt_hi); }
 
 /* Whether the function was called by the program's code in an execution (`ret`: its return
  * address), and its pieces are events (see smc_pieces_begin). */

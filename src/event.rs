@@ -70,6 +70,13 @@ pub enum Op {
     Fence {
         kind: FenceKind,
     },
+    /// `free` or `realloc` of the heap block of `len` bytes at `addr` (TSO, PSO): the
+    /// library writes the block (or copies it), so the thread's own stores into it reach
+    /// memory first, as they would before the library's own writes.
+    HeapRelease {
+        addr: TargetAddr,
+        len: u64,
+    },
     /// A buffered store of thread `owner` reaching memory (an event of its buffer, TSO/PSO).
     Update {
         addr: TargetAddr,
@@ -270,6 +277,7 @@ impl Op {
             }
             // (a section conflicts by what it touches inside: the engine moves it as one step)
             Fence { .. }
+            | HeapRelease { .. }
             | AtomicBegin
             | AtomicEnd
             | ThreadStart
@@ -312,6 +320,7 @@ impl Op {
                 | Fence {
                     kind: FenceKind::Store | FenceKind::Load
                 }
+                | HeapRelease { .. }
                 | ThreadStart
                 | Assume { .. }
                 | Nondet { .. }
@@ -343,6 +352,7 @@ impl Op {
     pub fn location(&self) -> Option<u64> {
         use Op::*;
         match *self {
+            HeapRelease { addr, .. } => Some(addr.0),
             MutexLock { obj }
             | MutexTryLock { obj }
             | MutexUnlock { obj }
@@ -377,6 +387,7 @@ impl Op {
             RmwLoad { .. } => "rmw-load",
             RmwStore { .. } => "rmw-store",
             Fence { .. } => "fence",
+            HeapRelease { .. } => "heap_release",
             Update { .. } => "update",
             ThreadStart => "thread-start",
             ThreadExit => "thread-exit",

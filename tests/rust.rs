@@ -135,6 +135,24 @@ fn rust_programs_explore_alike_with_the_engine_in_the_checker() {
     }
 }
 
+/// A vector grown after a visible access, with its pushes still in the store buffer: the
+/// reallocation sees them and they do not land in the freed block (a false alarm before).
+#[test]
+fn a_growing_vector_is_intact_under_every_model() {
+    let scratch = Scratch::new("rust-vec");
+    let bin = rustc(&scratch, "rust_vec_growth.rs");
+    for model in ["sc", "tso", "pso"] {
+        let r = check(&bin, model, &[]);
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            ("ok", 1),
+            "{model}\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
 #[test]
 fn rust_channel_hand_off_is_correct() {
     let scratch = Scratch::new("rust-channel");

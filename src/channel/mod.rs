@@ -15,7 +15,7 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 12;
+pub const VERSION: u32 = 13;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -65,6 +65,7 @@ pub mod op {
     pub const FUTEX_WAIT: u32 = 45;
     pub const FUTEX_WOKEN: u32 = 46;
     pub const FUTEX_WAKE: u32 = 47;
+    pub const HEAP_RELEASE: u32 = 48;
     /// `NONDET`'s arg: the type is signed, or `_Bool`.
     pub const NONDET_SIGNED: u64 = 1;
     pub const NONDET_BOOL: u64 = 2;
@@ -785,6 +786,7 @@ impl Channel {
                 addr: obj,
                 timed: s.addr2 != 0,
             },
+            op::HEAP_RELEASE => Op::HeapRelease { addr, len: s.arg },
             op::FUTEX_WAKE => Op::FutexWake {
                 addr: obj,
                 count: s.arg.min(u32::MAX as u64) as u32,

@@ -101,6 +101,12 @@ impl Buffers {
         self.of(t).next().is_none()
     }
 
+    /// Does `t`'s buffer hold a store into the `len` bytes at `addr`?
+    pub fn holds(&self, t: ThreadId, addr: u64, len: u64) -> bool {
+        self.of(t)
+            .any(|(_, e)| e.addr < addr.saturating_add(len) && addr < e.addr + e.bytes.len() as u64)
+    }
+
     /// Can `t` buffer one more store at `addr`?
     pub fn has_room(&self, t: ThreadId, addr: u64) -> bool {
         let Some(bound) = self.bound else { return true };

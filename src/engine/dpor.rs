@@ -582,6 +582,7 @@ impl Run {
         match op {
             Op::Store { addr, .. } | Op::RmwStore { addr, .. } => b.has_room(t, addr.0),
             op if op.drains_buffer() => b.is_empty(t),
+            Op::HeapRelease { addr, len } => !b.holds(t, addr.0, *len),
             _ => true,
         }
     }

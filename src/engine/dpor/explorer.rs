@@ -472,8 +472,9 @@ impl<'a> Explorer<'a> {
                 clock.join(&run.trace[x].clock);
             }
         }
-        if buffered && ev.op.drains_buffer() {
-            // the buffer is empty: everything it held reached memory before this event
+        if buffered && (ev.op.drains_buffer() || matches!(ev.op, Op::HeapRelease { .. })) {
+            // the buffer is empty (or holds nothing in the released block): everything it
+            // held that reached memory did so before this event
             clock.join(&run.threads[t.index()].flushed);
         }
         let flushing = if virtual_ { None } else { run.flushing.take() };

@@ -57,12 +57,12 @@ const MAX_STEPS: usize = 2000;
 pub const RETURNS_TWO_WORDS: Regs = bit(0) | bit(2);
 pub const RETURNS_ONE_WORD: Regs = bit(0);
 
-/// Registers the System V ABI passes arguments in (rdi, rsi, rdx, rcx, r8, r9), those a call
-/// may read (also rax: the vector registers a variadic call is passed), and those it may change
-/// (also r10, r11).
+/// Registers the System V ABI passes arguments in (rdi, rsi, rdx, rcx, r8, r9), and those a
+/// call may change (also rax, r10, r11). A variadic call is passed the number of vector
+/// registers in al as well, which the compiler sets for that call (a constant): al holding
+/// a loop's value at a call is no such argument, and calls are taken to read the six alone.
 const ARGUMENTS: Regs = bit(7) | bit(6) | bit(2) | bit(1) | bit(8) | bit(9);
-const CALL_READ: Regs = ARGUMENTS | bit(0);
-const CALL_CLOBBERED: Regs = CALL_READ | bit(10) | bit(11);
+const CALL_CLOBBERED: Regs = ARGUMENTS | bit(0) | bit(10) | bit(11);
 
 const fn bit(n: u32) -> Regs {
     1 << n
@@ -694,7 +694,7 @@ fn dead_at(
             FlowControl::Return if live & returned == 0 => {}
             // the callee may read its arguments; it keeps the callee-saved registers, and
             // what it returns in is written
-            FlowControl::Call | FlowControl::IndirectCall if live & CALL_READ == 0 => {
+            FlowControl::Call | FlowControl::IndirectCall if live & ARGUMENTS == 0 => {
                 work.push((
                     i.next_ip(),
                     live & !CALL_CLOBBERED,
