@@ -291,19 +291,18 @@ fn backoff(
     a.dq(&[0])
 }
 
+/// [`masks`] of a backoff wait with no more in its body, `after` where it ends.
+fn masks_of_wait(after: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>) -> Vec<Regs> {
+    masks(|a| backoff(a, |_, _| Ok(()), after))
+}
+
 #[test]
 fn a_backoff_wait_leaves_its_step_out_of_the_hash() {
-    let found = masks(|a| {
-        backoff(
-            a,
-            |_, _| Ok(()),
-            |a| {
-                a.mov(ebx, dword_ptr(r15 + 8))?;
-                a.xor(r12d, r12d)?;
-                a.xor(eax, eax)?;
-                a.ret()
-            },
-        )
+    let found = masks_of_wait(|a| {
+        a.mov(ebx, dword_ptr(r15 + 8))?;
+        a.xor(r12d, r12d)?;
+        a.xor(eax, eax)?;
+        a.ret()
     });
     // rax, rbx, r12 (rcx is the loaded value)
     assert_eq!(found[6], bit(0) | bit(3) | bit(12), "{found:x?}");
@@ -314,33 +313,21 @@ fn a_backoff_wait_leaves_its_step_out_of_the_hash() {
 fn a_call_after_the_wait_is_not_passed_the_step_in_rax() {
     // libtest's `Slot::wait_write`: the step left in eax reaches a call to memcpy, which is
     // passed rdi, rsi, rdx (al would be a variadic call's vector count, set for the call)
-    let found = masks(|a| {
-        backoff(
-            a,
-            |_, _| Ok(()),
-            |a| {
-                a.mov(ebx, dword_ptr(r15 + 8))?;
-                a.xor(r12d, r12d)?;
-                a.lea(rdi, ptr(r15 + 16))?;
-                a.call(0x2000)?;
-                a.ret()
-            },
-        )
+    let found = masks_of_wait(|a| {
+        a.mov(ebx, dword_ptr(r15 + 8))?;
+        a.xor(r12d, r12d)?;
+        a.lea(rdi, ptr(r15 + 16))?;
+        a.call(0x2000)?;
+        a.ret()
     });
     assert_eq!(found[6], bit(0) | bit(3) | bit(12), "{found:x?}");
     // but a call passed the step in rdi is
-    let found = masks(|a| {
-        backoff(
-            a,
-            |_, _| Ok(()),
-            |a| {
-                a.mov(ebx, dword_ptr(r15 + 8))?;
-                a.mov(edi, eax)?;
-                a.xor(r12d, r12d)?;
-                a.call(0x2000)?;
-                a.ret()
-            },
-        )
+    let found = masks_of_wait(|a| {
+        a.mov(ebx, dword_ptr(r15 + 8))?;
+        a.mov(edi, eax)?;
+        a.xor(r12d, r12d)?;
+        a.call(0x2000)?;
+        a.ret()
     });
     assert!(found.iter().all(|&m| m == 0), "{found:x?}");
 }
@@ -348,15 +335,9 @@ fn a_call_after_the_wait_is_not_passed_the_step_in_rax() {
 #[test]
 fn a_backoff_wait_whose_step_gets_out_is_no_await_loop() {
     // the step is returned
-    let found = masks(|a| {
-        backoff(
-            a,
-            |_, _| Ok(()),
-            |a| {
-                a.mov(eax, r12d)?;
-                a.ret()
-            },
-        )
+    let found = masks_of_wait(|a| {
+        a.mov(eax, r12d)?;
+        a.ret()
     });
     assert!(found.iter().all(|&m| m == 0), "{found:x?}");
     // the step ends the loop (it would give up waiting)
