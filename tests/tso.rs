@@ -180,6 +180,31 @@ fn tso_is_the_default_model() {
     );
 }
 
+/// A free waits only for the thread's stores into its block: a racy store buffered after
+/// them stays buffered past the free, and store buffering is still found.
+#[test]
+fn a_free_drains_its_block_not_the_whole_buffer() {
+    let program = source("tso/free_between.c");
+    for (model, want) in [("sc", OK), ("tso", ERROR), ("pso", ERROR)] {
+        let r = check(&program, model, &[]);
+        assert_eq!(r.verdict(), want, "{model}\n{}{}", r.stdout, r.stderr);
+        if want == ERROR {
+            let trace = &r.json.as_ref().unwrap()["error"]["trace"];
+            let release = trace
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["op"] == "heap_release");
+            assert_eq!(
+                release.map(|e| e["symbol"].clone()),
+                Some("heap#1".into()),
+                "{}",
+                r.stdout
+            );
+        }
+    }
+}
+
 #[test]
 fn counterexample_shows_buffered_stores_and_their_updates() {
     let r = check(&source("sb.c"), "tso", &[]);

@@ -438,6 +438,11 @@ fn event_json(sym: &Symbolizer, cx: &Counterexample, i: usize, e: &Event) -> Val
             o["written"] = json!(v);
         }
     }
+    if let Op::HeapRelease { addr, len } = e.op {
+        o["addr"] = json!(format!("{:#x}", addr.0));
+        o["size"] = json!(len);
+        o["symbol"] = json!(data_name(sym, cx, addr.0));
+    }
     o
 }
 
