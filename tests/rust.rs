@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check, run, run_env, source, Scratch};
+use common::{check, check_every_model, run, run_env, source, Scratch};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -44,16 +44,7 @@ fn rust_mutex_and_condvar_are_correct() {
     let bin = rustc(&scratch, "rust_mutex_condvar.rs");
     // std's futex Mutex spins up to 100 loads before it waits: explored as one load (a
     // bounded spin loop), 50 executions; iteration by iteration they were 545
-    for model in ["sc", "tso", "pso"] {
-        let r = check(&bin, model, &[]);
-        assert_eq!(
-            (r.verdict(), r.executions()),
-            ("ok", 50),
-            "{model}\n{}{}",
-            r.stdout,
-            r.stderr
-        );
-    }
+    check_every_model(&bin, &[], ("ok", 50), "");
 }
 
 #[test]
@@ -79,16 +70,7 @@ fn rust_lost_update_panics_under_sc() {
 fn rust_park_and_unpark_hand_off() {
     let scratch = Scratch::new("rust-park");
     let bin = rustc(&scratch, "rust_park.rs");
-    for model in ["sc", "tso", "pso"] {
-        let r = check(&bin, model, &[]);
-        assert_eq!(
-            (r.verdict(), r.executions()),
-            ("ok", 6),
-            "{model}\n{}{}",
-            r.stdout,
-            r.stderr
-        );
-    }
+    check_every_model(&bin, &[], ("ok", 6), "");
 }
 
 #[test]
@@ -141,16 +123,7 @@ fn rust_programs_explore_alike_with_the_engine_in_the_checker() {
 fn a_growing_vector_is_intact_under_every_model() {
     let scratch = Scratch::new("rust-vec");
     let bin = rustc(&scratch, "rust_vec_growth.rs");
-    for model in ["sc", "tso", "pso"] {
-        let r = check(&bin, model, &[]);
-        assert_eq!(
-            (r.verdict(), r.executions()),
-            ("ok", 1),
-            "{model}\n{}{}",
-            r.stdout,
-            r.stderr
-        );
-    }
+    check_every_model(&bin, &[], ("ok", 1), "");
 }
 
 #[test]

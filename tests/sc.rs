@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{builds, check, compile, source, Scratch};
+use common::{builds, check, check_every_model, compile, source, Scratch};
 
 /// (program, verdict, error kind, executions when the theory fixes them)
 const CASES: &[(&str, &str, Option<&str>, Option<u64>)] = &[
@@ -357,16 +357,7 @@ fn functions_named_atomic_run_atomically() {
     let scratch = Scratch::new("atomic-functions");
     for cc in ["gcc", "clang"] {
         let bin = compile(&scratch, &source("atomic_functions.c"), cc, &["-O0"]);
-        for model in ["sc", "tso", "pso"] {
-            let r = check(&bin, model, &["--keep-going"]);
-            assert_eq!(
-                (r.verdict(), r.executions()),
-                ("ok", 2),
-                "{cc} {model}\n{}{}",
-                r.stdout,
-                r.stderr
-            );
-        }
+        check_every_model(&bin, &["--keep-going"], ("ok", 2), cc);
     }
 }
 
@@ -423,15 +414,6 @@ fn time_and_random_bytes_replay() {
     let scratch = Scratch::new("time-random");
     for (cc, opt) in builds() {
         let bin = compile(&scratch, &source("time_and_random.c"), cc, &[opt, "-g"]);
-        for model in ["sc", "tso", "pso"] {
-            let r = check(&bin, model, &[]);
-            assert_eq!(
-                (r.verdict(), r.executions()),
-                ("ok", 2),
-                "{cc} {opt} {model}\n{}{}",
-                r.stdout,
-                r.stderr
-            );
-        }
+        check_every_model(&bin, &[], ("ok", 2), &format!("{cc} {opt}"));
     }
 }

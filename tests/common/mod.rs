@@ -174,6 +174,21 @@ pub fn check(binary: &Path, model: &str, extra: &[&str]) -> Run {
     run(&args)
 }
 
+/// Check `binary` under sc, tso and pso (with `extra` arguments), expecting `want` (verdict,
+/// executions) under each; `context` names the build in a failure.
+pub fn check_every_model(binary: &Path, extra: &[&str], want: (&str, u64), context: &str) {
+    for model in ["sc", "tso", "pso"] {
+        let r = check(binary, model, extra);
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            want,
+            "{context} {model}\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
 /// PIDs of live processes running `exe`.
 pub fn processes_of(exe: &std::path::Path) -> Vec<u32> {
     let mut v = Vec::new();
