@@ -77,7 +77,7 @@ static void record_block(void *p, size_t n, uint64_t pc) {
  * times that depend on the executor and where the output goes. */
 static void heap_release(void *p, uint64_t pc) {
     int from_libc = (pc >= libc_lo && pc < libc_hi) || (pc >= ldso_lo && pc < ldso_hi);
-    if (in_execution() && !in_runtime(pc) && !from_libc && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
+    if (program_call(pc) && !from_libc && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
         smc_stop(SMC_OP_HEAP_RELEASE, (uint64_t)(uintptr_t)p, 0, 0, malloc_usable_size(p), pc, 0, 0);
 }
 

@@ -140,12 +140,11 @@ void memory_init(void) { span_of_object(U(&memory_init), &g_rt_lo, &g_rt_hi); }
 
 /* Whether the function was called by the program's code in an execution (`ret`: its return
  * address), and its pieces are events (see smc_pieces_begin). */
-static int program_call(void *ret) {
-    if (!in_execution() || (g_coroutines && g_cur < 0)) return 0;
-    if (in_runtime(U(ret))) return 0;
+static int pieces_call(void *ret) {
+    if (!program_call(U(ret)) || (g_coroutines && g_cur < 0)) return 0;
     return smc_pieces_begin(U(ret) - 1, 0);
 }
-#define PROGRAM_CALL program_call(__builtin_return_address(0))
+#define PROGRAM_CALL pieces_call(__builtin_return_address(0))
 #define PC (U(__builtin_return_address(0)) - 1)
 
 /* ---- the functions ---- */

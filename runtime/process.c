@@ -32,9 +32,6 @@
 #include "fdwatch.h"
 #include "snapshot.h"
 
-/* A call the program made in an execution (not the runtime's own, nor one before main). */
-static int program_call(uint64_t pc) { return in_execution() && !in_runtime(pc); }
-
 /* ---- signals ---- */
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);

@@ -260,6 +260,8 @@ extern __thread uint64_t t_atomic_begin_pc; /* a section not announced yet: wher
 void atomic_begin(uint64_t pc);
 void atomic_end(uint64_t pc);
 int in_runtime(uint64_t pc); /* pc is in the runtime's own code */
+/* A call the program made in an execution (not the runtime's own, nor one before main). */
+static inline int program_call(uint64_t pc) { return in_execution() && !in_runtime(pc); }
 
 /* ---- heap.c ---- */
 

@@ -424,10 +424,17 @@ fn event_json(sym: &Symbolizer, cx: &Counterexample, i: usize, e: &Event) -> Val
     if let Some(l) = sym.line(e.pc) {
         o["line"] = json!(l);
     }
-    if let Some((addr, size)) = e.op.data() {
+    // (a freed or reallocated block is shown as the memory an access touches)
+    let touched = match e.op {
+        Op::HeapRelease { addr, len } => Some((addr, len)),
+        _ => e.op.data().map(|(addr, size)| (addr, size as u64)),
+    };
+    if let Some((addr, size)) = touched {
         o["addr"] = json!(format!("{:#x}", addr.0));
         o["size"] = json!(size);
         o["symbol"] = json!(data_name(sym, cx, addr.0));
+    }
+    if e.op.data().is_some() {
         if let Some(v) = e.value_read {
             o["read"] = json!(v);
         }
@@ -437,11 +444,6 @@ fn event_json(sym: &Symbolizer, cx: &Counterexample, i: usize, e: &Event) -> Val
         if let Some(v) = e.value_written {
             o["written"] = json!(v);
         }
-    }
-    if let Op::HeapRelease { addr, len } = e.op {
-        o["addr"] = json!(format!("{:#x}", addr.0));
-        o["size"] = json!(len);
-        o["symbol"] = json!(data_name(sym, cx, addr.0));
     }
     o
 }

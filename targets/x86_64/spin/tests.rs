@@ -38,9 +38,12 @@ fn analyse_returning(
     })
 }
 
-/// std's `Mutex::spin` as rustc 1.95 builds it (the counter counts up from -100 to 0).
-fn std_spin(
+/// std's spin as rustc 1.95 builds it: a load into eax (instruction 2), `exits` (branches
+/// to the label given on the loaded value), and a counter in ecx counting up from -100 to 0;
+/// `after` where the loop ends.
+fn counted_spin(
     a: &mut CodeAssembler,
+    exits: impl FnOnce(&mut CodeAssembler, CodeLabel) -> Result<(), IcedError>,
     after: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
 ) -> Result<(), IcedError> {
     let mut l = a.create_label();
@@ -49,13 +52,27 @@ fn std_spin(
     a.set_label(&mut l)?;
     a.pause()?;
     a.mov(eax, dword_ptr(rbx))?;
-    a.cmp(eax, 1)?;
-    a.jne(t)?;
+    exits(a, t)?;
     a.test(ecx, ecx)?;
     a.lea(ecx, ptr(rcx + 1))?;
     a.jne(l)?;
     a.set_label(&mut t)?;
     after(a)
+}
+
+/// std's `Mutex::spin`: the loop ends when the value is no longer 1.
+fn std_spin(
+    a: &mut CodeAssembler,
+    after: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
+) -> Result<(), IcedError> {
+    counted_spin(
+        a,
+        |a, t| {
+            a.cmp(eax, 1)?;
+            a.jne(t)
+        },
+        after,
+    )
 }
 
 #[test]
@@ -205,22 +222,17 @@ fn late_value(
     a: &mut CodeAssembler,
     after: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>,
 ) -> Result<(), IcedError> {
-    let mut l = a.create_label();
-    let mut t = a.create_label();
-    a.mov(ecx, -99i32)?;
-    a.set_label(&mut l)?;
-    a.pause()?;
-    a.mov(eax, dword_ptr(rbx))?;
-    a.test(eax, eax)?;
-    a.js(t)?;
-    a.mov(edx, eax)?;
-    a.and(edx, 0x3fff_ffff)?;
-    a.je(t)?;
-    a.test(ecx, ecx)?;
-    a.lea(ecx, ptr(rcx + 1))?;
-    a.jne(l)?;
-    a.set_label(&mut t)?;
-    after(a)
+    counted_spin(
+        a,
+        |a, t| {
+            a.test(eax, eax)?;
+            a.js(t)?;
+            a.mov(edx, eax)?;
+            a.and(edx, 0x3fff_ffff)?;
+            a.je(t)
+        },
+        after,
+    )
 }
 
 #[test]
