@@ -5,6 +5,7 @@ pub mod channel;
 pub mod decode;
 pub mod engine;
 pub mod event;
+pub mod graph;
 pub mod instrument;
 pub mod litmus;
 pub mod model;

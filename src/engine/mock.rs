@@ -49,6 +49,24 @@ pub fn store(a: u64, v: u64) -> (Op, u64) {
         v,
     )
 }
+/// Atomically adds `v` (a locked `xadd`).
+pub fn fetch_add(a: u64, v: u64) -> (Op, u64) {
+    (
+        Op::Rmw {
+            addr: TargetAddr(a),
+            size: 4,
+        },
+        v,
+    )
+}
+pub fn fence() -> (Op, u64) {
+    (
+        Op::Fence {
+            kind: crate::event::FenceKind::Full,
+        },
+        0,
+    )
+}
 pub fn lock(m: u64) -> (Op, u64) {
     (Op::MutexLock { obj: TargetAddr(m) }, 0)
 }
@@ -230,6 +248,26 @@ impl Mock {
                     wrote: true,
                     read: None,
                     written: Some(value),
+                    stored,
+                });
+            }
+            Op::Rmw { addr, .. } => {
+                // fetch-and-add of the script's value
+                let old = match &reply.patch {
+                    Some((_, bytes)) => u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64,
+                    None => self.mem.get(&addr.0).copied().unwrap_or(0),
+                };
+                let new = (old + value) & 0xffff_ffff;
+                let stored = self
+                    .buffered
+                    .then(|| StoreBytes::from_slice(&(new as u32).to_le_bytes()));
+                if !self.buffered {
+                    self.mem.insert(addr.0, new);
+                }
+                self.prev[i] = Some(Executed {
+                    wrote: true,
+                    read: Some(old),
+                    written: Some(new),
                     stored,
                 });
             }

@@ -11,6 +11,7 @@ mod dpor;
 mod mock;
 pub mod parallel;
 pub mod sync;
+pub mod trust;
 
 use crate::event::{Pending, StoreBytes};
 use crate::event::{Reply, ScriptStep};

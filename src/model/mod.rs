@@ -1,6 +1,7 @@
 //! Memory models: which events conflict, so the engine knows which orders to explore.
 //! One file per model; the engine reaches them only through [`Model`].
 
+mod axioms;
 mod pso;
 mod sc;
 mod tso;
@@ -10,6 +11,7 @@ pub use sc::Sc;
 pub use tso::Tso;
 
 use crate::event::{Event, Op};
+use crate::graph::Graph;
 
 /// How a model buffers stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +34,9 @@ pub trait Model: Sync {
     fn buffers(&self) -> Option<(BufferKind, Option<usize>)> {
         None
     }
+    /// Does the model allow this execution graph (the graph engine asks after each event it
+    /// adds)?
+    fn consistent(&self, g: &Graph) -> bool;
 }
 
 /// Conflicts in chronological traces (TSO, PSO): a store touches nothing (its update does), and

@@ -1,7 +1,9 @@
 //! Sequential consistency: every access reaches memory at once, in program order.
 
+use super::axioms::{self, Preserved};
 use super::Model;
 use crate::event::{Event, Op};
+use crate::graph::Graph;
 
 pub struct Sc;
 
@@ -16,6 +18,10 @@ impl Model for Sc {
             return true;
         }
         a.footprint(false).conflicts(&b.footprint(false))
+    }
+
+    fn consistent(&self, g: &Graph) -> bool {
+        axioms::consistent(g, Preserved::All)
     }
 
     fn fences_visible(&self) -> bool {

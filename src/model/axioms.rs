@@ -1,0 +1,153 @@
+//! The axioms the x86 models share, over execution graphs (herd7's `x86tso.cat` and the
+//! seeds' `pso.cat`): per-location coherence (`acyclic po-loc | rf | co | fr`), atomicity of
+//! read-modify-writes, and a global order (`acyclic ppo | barriers | rfe | co | fr`, with
+//! thread creation and joining) whose preserved program order each model chooses.
+
+use crate::graph::{EventId, Graph, Label, Numbering, Relation};
+
+/// Which pairs of a thread's accesses keep their program order in the global order (beyond
+/// fences and read-modify-writes, which order everything before them with everything after).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preserved {
+    /// Every pair (SC).
+    All,
+    /// All but a write followed by a read (TSO).
+    AllButWriteRead,
+    /// Only pairs whose first is a read (PSO).
+    FromReads,
+}
+
+/// Per-location coherence, atomicity and the global order with `preserved` program order.
+pub fn consistent(g: &Graph, preserved: Preserved) -> bool {
+    atomic(g) && per_location(g) && global(g, preserved)
+}
+
+/// Each read-modify-write comes immediately after the write it reads from in coherence order.
+fn atomic(g: &Graph) -> bool {
+    g.events().all(|e| match g.label(e) {
+        Label::Update { rf, .. } => {
+            let after = rf.map_or(Some(0), |w| g.co_position(w).map(|p| p + 1));
+            after.is_some() && after == g.co_position(e)
+        }
+        _ => true,
+    })
+}
+
+/// Edges of rf, co and fr (`rf_external`: only reads-from between threads).
+fn communication(g: &Graph, n: &Numbering, rel: &mut Relation, rf_external: bool) {
+    for list in g.co.values() {
+        for pair in list.windows(2) {
+            rel.add(n.of(pair[0]), n.of(pair[1]));
+        }
+    }
+    for e in g.events() {
+        let label = g.label(e);
+        let Some(rf) = label.rf() else { continue };
+        let addr = label.location().expect("a read has a location");
+        if let Some(w) = rf {
+            if !rf_external || w.thread != e.thread {
+                rel.add(n.of(w), n.of(e));
+            }
+        }
+        // from-read: to the write right after the one read (co chains the rest)
+        let list = g.co_of(addr);
+        let next = match rf {
+            None => list.first(),
+            Some(w) => g.co_position(w).and_then(|p| list.get(p + 1)),
+        };
+        if let Some(&next) = next.filter(|&&next| next != e) {
+            rel.add(n.of(e), n.of(next));
+        }
+    }
+}
+
+/// The edges of thread creation and joining.
+fn synchronisation(g: &Graph, n: &Numbering, rel: &mut Relation) {
+    for e in g.events() {
+        if matches!(g.label(e), Label::Start | Label::Join { .. }) {
+            if let Some(p) = g.outside_predecessor(e) {
+                rel.add(n.of(p), n.of(e));
+            }
+        }
+    }
+}
+
+fn per_location(g: &Graph) -> bool {
+    let n = Numbering::new(g);
+    let mut rel = Relation::new(n.total);
+    communication(g, &n, &mut rel, false);
+    for (t, evs) in g.threads.iter().enumerate() {
+        // po-loc: each access after the thread's previous access to its location
+        let mut last: Vec<(u64, usize)> = Vec::new();
+        for (i, ev) in evs.iter().enumerate() {
+            let Some(addr) = ev.label.location() else {
+                continue;
+            };
+            let here = n.of(EventId {
+                thread: t as u32,
+                index: i as u32,
+            });
+            match last.iter_mut().find(|(a, _)| *a == addr) {
+                Some(slot) => {
+                    rel.add(slot.1, here);
+                    slot.1 = here;
+                }
+                None => last.push((addr, here)),
+            }
+        }
+    }
+    rel.acyclic()
+}
+
+fn global(g: &Graph, preserved: Preserved) -> bool {
+    let n = Numbering::new(g);
+    let mut rel = Relation::new(n.total);
+    communication(g, &n, &mut rel, preserved != Preserved::All);
+    synchronisation(g, &n, &mut rel);
+    for (t, evs) in g.threads.iter().enumerate() {
+        let id = |i: usize| {
+            n.of(EventId {
+                thread: t as u32,
+                index: i as u32,
+            })
+        };
+        if preserved == Preserved::All {
+            for i in 1..evs.len() {
+                rel.add(id(i - 1), id(i));
+            }
+            continue;
+        }
+        // Program order as edges from the latest read, the latest barrier and (TSO) the latest
+        // write; into a barrier from every write since the one before (PSO keeps no order
+        // between writes to chain them).
+        let (mut last_read, mut last_barrier, mut last_write) = (None, None, None);
+        let mut writes_since_barrier: Vec<usize> = Vec::new();
+        for (i, ev) in evs.iter().enumerate() {
+            let here = id(i);
+            let label = &ev.label;
+            let mut from = vec![last_read, last_barrier];
+            if label.writes() && preserved == Preserved::AllButWriteRead {
+                from.push(last_write);
+            }
+            from.into_iter().flatten().for_each(|f| rel.add(f, here));
+            if label.is_barrier() {
+                match preserved {
+                    Preserved::AllButWriteRead => {
+                        last_write.into_iter().for_each(|w| rel.add(w, here))
+                    }
+                    _ => writes_since_barrier.iter().for_each(|&w| rel.add(w, here)),
+                }
+                writes_since_barrier.clear();
+                last_barrier = Some(here);
+            }
+            if label.reads() {
+                last_read = Some(here);
+            }
+            if label.writes() {
+                last_write = Some(here);
+                writes_since_barrier.push(here);
+            }
+        }
+    }
+    rel.acyclic()
+}
