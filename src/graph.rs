@@ -269,7 +269,7 @@ impl Graph {
     /// spawn that started its thread, the exit it joined.
     pub fn outside_predecessor(&self, e: EventId) -> Option<EventId> {
         match &self.label(e) {
-            Label::Read { .. } | Label::Update { .. } => None,
+            Label::Read { rf, .. } | Label::Update { rf, .. } => *rf,
             Label::Start => self.parents[e.thread as usize],
             Label::Join { child } => {
                 let evs = &self.threads[*child as usize];
