@@ -3,15 +3,17 @@
 
 mod axioms;
 mod pso;
+mod ra;
 mod sc;
 mod tso;
 
 pub use pso::Pso;
+pub use ra::Ra;
 pub use sc::Sc;
 pub use tso::Tso;
 
 use crate::event::{Event, Op};
-use crate::graph::Graph;
+use crate::graph::{EventId, Graph};
 
 /// How a model buffers stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +39,29 @@ pub trait Model: Sync {
     /// Does the model allow this execution graph (the graph engine asks after each event it
     /// adds)?
     fn consistent(&self, g: &Graph) -> bool;
+    /// Does the graph engine choose each write's place in coherence order? If not (weak
+    /// traces: program order and reads-from only), `consistent` asks only that some order
+    /// exists.
+    fn enumerates_coherence(&self) -> bool {
+        true
+    }
+    /// The write to `addr` among the events `within`, `except` one whose write is not added
+    /// yet (an update's read is), that the model counts as the latest (`None`: the initial
+    /// value): a read added *maximally* reads from it. The last in coherence order, for a
+    /// model that enumerates it.
+    fn latest_write(
+        &self,
+        g: &Graph,
+        addr: u64,
+        within: &dyn Fn(EventId) -> bool,
+        except: EventId,
+    ) -> Option<EventId> {
+        g.co_of(addr)
+            .iter()
+            .rev()
+            .copied()
+            .find(|&w| w != except && within(w))
+    }
 }
 
 /// Conflicts in chronological traces (TSO, PSO): a store touches nothing (its update does), and

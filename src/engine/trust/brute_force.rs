@@ -120,3 +120,192 @@ fn visit(
         }
     }
 }
+
+/// The weak traces (reads-from only) of `threads` (loads, stores, fetch-and-adds) that are
+/// consistent under release/acquire: some coherence order satisfies `ra.cat` (causality,
+/// `hb;eco` irreflexive, atomicity), every choice of sources and every order tried.
+pub fn ra_weak_traces(threads: &[Vec<(Op, u64)>]) -> usize {
+    ra_assignments(threads).iter().filter(|(_, ok)| *ok).count()
+}
+
+/// Every choice of sources (per read, its source as (thread, index); `None`: the initial
+/// value), and whether some coherence order makes it RA-consistent.
+#[allow(clippy::type_complexity)]
+pub fn ra_assignments(threads: &[Vec<(Op, u64)>]) -> Vec<(Vec<(Event, Option<Event>)>, bool)> {
+    let events: Vec<(usize, usize)> = threads
+        .iter()
+        .enumerate()
+        .flat_map(|(t, ops)| (0..ops.len()).map(move |i| (t, i)))
+        .collect();
+    let op = |e: usize| &threads[events[e].0][events[e].1].0;
+    let addr = |e: usize| match op(e) {
+        Op::Load { addr, .. } | Op::Store { addr, .. } | Op::Rmw { addr, .. } => addr.0,
+        _ => unreachable!("not in brute-force programs"),
+    };
+    let reads: Vec<usize> = (0..events.len())
+        .filter(|&e| matches!(op(e), Op::Load { .. } | Op::Rmw { .. }))
+        .collect();
+    let writes: Vec<usize> = (0..events.len())
+        .filter(|&e| matches!(op(e), Op::Store { .. } | Op::Rmw { .. }))
+        .collect();
+    // per read, its possible sources (None: the initial value)
+    let choices: Vec<Vec<Option<usize>>> = reads
+        .iter()
+        .map(|&r| {
+            std::iter::once(None)
+                .chain(
+                    writes
+                        .iter()
+                        .filter(|&&w| w != r && addr(w) == addr(r))
+                        .map(|&w| Some(w)),
+                )
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut pick = vec![0usize; reads.len()];
+    loop {
+        let rf: Vec<(usize, Option<usize>)> = reads
+            .iter()
+            .zip(&pick)
+            .map(|(&r, &k)| (r, choices[reads.iter().position(|&x| x == r).unwrap()][k]))
+            .collect();
+        let ok = ra_consistent(&events, &writes, &addr, &rf);
+        out.push((
+            rf.iter()
+                .map(|&(r, w)| (events[r], w.map(|w| events[w])))
+                .collect(),
+            ok,
+        ));
+        // next choice (odometer)
+        let mut i = 0;
+        loop {
+            if i == pick.len() {
+                return out;
+            }
+            pick[i] += 1;
+            if pick[i] < choices[i].len() {
+                break;
+            }
+            pick[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+fn closure(m: &mut [Vec<bool>]) {
+    for k in 0..m.len() {
+        let through = m[k].clone();
+        for row in m.iter_mut().filter(|row| row[k]) {
+            for (x, &y) in row.iter_mut().zip(&through) {
+                *x |= y;
+            }
+        }
+    }
+}
+
+fn ra_consistent(
+    events: &[(usize, usize)],
+    writes: &[usize],
+    addr: &dyn Fn(usize) -> u64,
+    rf: &[(usize, Option<usize>)],
+) -> bool {
+    let n = events.len();
+    let mut hb = vec![vec![false; n]; n];
+    for a in 0..n {
+        for b in 0..n {
+            if events[a].0 == events[b].0 && events[a].1 < events[b].1 {
+                hb[a][b] = true;
+            }
+        }
+    }
+    for &(r, w) in rf {
+        if let Some(w) = w {
+            hb[w][r] = true;
+        }
+    }
+    closure(&mut hb);
+    if (0..n).any(|i| hb[i][i]) {
+        return false;
+    }
+    // every coherence order: per location, every permutation of its writes
+    let mut addrs: Vec<u64> = writes.iter().map(|&w| addr(w)).collect();
+    addrs.sort_unstable();
+    addrs.dedup();
+    let per: Vec<Vec<Vec<usize>>> = addrs
+        .iter()
+        .map(|&a| permutations(writes.iter().copied().filter(|&w| addr(w) == a).collect()))
+        .collect();
+    let mut pick = vec![0usize; per.len()];
+    loop {
+        // position of each write in its location's order
+        let mut pos = vec![usize::MAX; n];
+        for (l, &k) in pick.iter().enumerate() {
+            for (i, &w) in per[l][k].iter().enumerate() {
+                pos[w] = i;
+            }
+        }
+        let co = |a: usize, b: usize| addr(a) == addr(b) && pos[a] < pos[b];
+        let co_init = |b: usize| pos[b] != usize::MAX; // init before every write
+        let mut eco = vec![vec![false; n]; n];
+        let mut atomic = true;
+        for &a in writes {
+            for &b in writes {
+                if co(a, b) {
+                    eco[a][b] = true;
+                }
+            }
+        }
+        for &(r, w) in rf {
+            if let Some(w) = w {
+                eco[w][r] = true;
+            }
+            for &x in writes {
+                let after = match w {
+                    None => co_init(x),
+                    Some(w) => co(w, x),
+                };
+                if after && x != r && addr(x) == addr(r) {
+                    eco[r][x] = true; // fr
+                                      // atomicity: nothing between an update's source and the update
+                    if pos[r] != usize::MAX && co(x, r) {
+                        atomic = false;
+                    }
+                }
+            }
+        }
+        closure(&mut eco);
+        let coherent = (0..n).all(|x| (0..n).all(|y| !(hb[x][y] && eco[y][x])) && !eco[x][x]);
+        if atomic && coherent {
+            return true;
+        }
+        let mut i = 0;
+        loop {
+            if i == pick.len() {
+                return false;
+            }
+            pick[i] += 1;
+            if pick[i] < per[i].len() {
+                break;
+            }
+            pick[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+fn permutations(items: Vec<usize>) -> Vec<Vec<usize>> {
+    if items.len() <= 1 {
+        return vec![items];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.clone();
+        let x = rest.remove(i);
+        for mut p in permutations(rest) {
+            p.insert(0, x);
+            out.push(p);
+        }
+    }
+    out
+}

@@ -134,10 +134,7 @@ impl Trust<'_> {
     fn reply(g: &Graph, e: EventId) -> Reply {
         let mut reply = Reply::default();
         if let Some(Some(w)) = g.label(e).rf() {
-            let bytes = g
-                .label(w)
-                .written()
-                .unwrap_or_else(|| panic!("{e:?} reads from {w:?} in {g:#?}"));
+            let bytes = g.label(w).written().expect("reads from a write");
             let mut patch = [0u8; MAX_ACCESS];
             patch[..bytes.len()].copy_from_slice(bytes);
             let mask = if bytes.len() >= 64 {
@@ -334,7 +331,13 @@ impl Trust<'_> {
     /// other update makes them whole.
     fn sources(&self, g: &Graph, e: EventId, addr: u64) -> (Vec<Graph>, Vec<Graph>) {
         let candidates: Vec<Option<EventId>> = std::iter::once(None)
-            .chain(g.co_of(addr).iter().copied().map(Some))
+            .chain(
+                g.events()
+                    .filter(|&w| {
+                        w != e && g.label(w).writes() && g.label(w).location() == Some(addr)
+                    })
+                    .map(Some),
+            )
             .collect();
         let (mut options, mut taken) = (Vec::new(), Vec::new());
         for w in candidates {
@@ -343,7 +346,7 @@ impl Trust<'_> {
                 Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = w,
                 _ => unreachable!(),
             }
-            if h.label(e).writes() {
+            if h.label(e).writes() && self.model.enumerates_coherence() {
                 let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
                 h.place(e, at);
             }
@@ -361,6 +364,10 @@ impl Trust<'_> {
 
     /// `g` with write `e` at each consistent place in its location's coherence order.
     fn placements(&self, g: &Graph, e: EventId, addr: u64) -> Vec<Graph> {
+        if !self.model.enumerates_coherence() {
+            // a write keeps a weak trace consistent
+            return vec![g.clone()];
+        }
         let mut options = Vec::new();
         for at in 0..=g.co_of(addr).len() {
             let mut h = g.clone();
@@ -387,7 +394,7 @@ impl Trust<'_> {
             })
             .collect();
         for r in reads {
-            if !maximal(g, r, a, &prefix) {
+            if !maximal(self.model, g, r, a, &prefix) {
                 continue;
             }
             let stamp = g.event(r).stamp;
@@ -407,13 +414,15 @@ impl Trust<'_> {
                 Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = Some(a),
                 _ => unreachable!(),
             }
-            let update = h.label(r).writes();
+            let update = h.label(r).writes() && self.model.enumerates_coherence();
             if update {
                 h.unplace(r);
             }
             // the write's places in coherence order (an update's is next to its source), the
             // revisited update right after it
-            let positions = if matches!(g.label(a), Label::Update { .. }) {
+            let positions = if matches!(g.label(a), Label::Update { .. })
+                || !self.model.enumerates_coherence()
+            {
                 vec![None]
             } else {
                 h.unplace(a);
@@ -478,47 +487,42 @@ fn stopped(snap: &Snapshot, slot: u32) -> Option<Pending> {
 }
 
 /// Were `r` and every event added after it that `a` does not depend on (in `prefix`) added
-/// maximally? A read reads from the latest write in coherence order among those added before
-/// it or in the prefix; a write is the latest of them and nothing added before it reads from
-/// it (it revisited nothing that stays).
-fn maximal(g: &Graph, r: EventId, a: EventId, prefix: &Prefix) -> bool {
+/// maximally? A read reads from the latest write (as the model counts it) among those added
+/// before it or in the prefix; a write is the latest of them in coherence order, where the
+/// model has one, and nothing added before it reads from it (it revisited nothing that stays).
+fn maximal(model: &dyn Model, g: &Graph, r: EventId, a: EventId, prefix: &Prefix) -> bool {
     let stamp = g.event(r).stamp;
     g.events()
         .filter(|&e| e == r || (g.event(e).stamp > stamp && !prefix.contains(e)))
-        .all(|e| added_maximally(g, e, a, prefix))
+        .all(|e| added_maximally(model, g, e, a, prefix))
 }
 
-fn added_maximally(g: &Graph, e: EventId, a: EventId, prefix: &Prefix) -> bool {
+fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix: &Prefix) -> bool {
     let stamp = g.event(e).stamp;
-    // the revisiting write is not placed yet (an update is, next to its source)
-    let previous = |x: EventId| x != a && (g.event(x).stamp <= stamp || prefix.contains(x));
+    let previous = |x: EventId| g.event(x).stamp <= stamp || prefix.contains(x);
     let label = g.label(e);
     let Some(addr) = label.location() else {
         return true;
-    };
-    let later_in_co = |w: Option<EventId>| -> Vec<EventId> {
-        let list = g.co_of(addr);
-        match w {
-            None => list.to_vec(),
-            Some(w) => match g.co_position(w) {
-                Some(p) => list[p + 1..].to_vec(),
-                None => Vec::new(),
-            },
-        }
     };
     if let Some(rf) = label.rf() {
         if rf.is_some_and(|w| !previous(w)) {
             return false;
         }
-        if later_in_co(rf).into_iter().any(|w| w != e && previous(w)) {
+        // the revisiting write is not among them (it is not placed yet; an update's read is)
+        if model.latest_write(g, addr, &|x| x != e && previous(x), a) != rf {
             return false;
         }
     }
     if label.writes() {
         let read_before = g
             .events()
-            .any(|x| g.label(x).rf() == Some(Some(e)) && previous(x));
-        if read_before || later_in_co(Some(e)).into_iter().any(previous) {
+            .any(|x| x != a && g.label(x).rf() == Some(Some(e)) && previous(x));
+        let co_later = g.co_position(e).is_some_and(|p| {
+            g.co_of(addr)[p + 1..]
+                .iter()
+                .any(|&w| w != a && previous(w))
+        });
+        if read_before || co_later {
             return false;
         }
     }
