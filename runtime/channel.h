@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 13
+#define SMC_CHANNEL_VERSION 14
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -226,6 +226,9 @@ struct smc_log_entry {
 #define SMC_FLAG_ALL_STACKS 64u    /* every access to a thread's own stack or TLS is visible
                                     * (private sites patched): a round that looks for shared
                                     * ones where a thread spun without visible operations */
+#define SMC_FLAG_GRAPH 128u        /* the graph engine chooses what every access reads: a locked
+                                    * instruction or compare-exchange sees `patch` too, and its
+                                    * write is undone and captured as a buffered store's */
 
 /* smc_header.coroutines */
 #define SMC_COROUTINES_OFF 0    /* one process per execution, real threads */

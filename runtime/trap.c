@@ -427,6 +427,16 @@ static void note_found(uint64_t ea, uint64_t size) {
  * own stack or TLS (`private_site`: the site's operand is) unless some of it is shared (main's
  * process stack too, when it runs as a coroutine: argv and the environment are on it). An
  * access to another thread's stack or TLS not known to be shared is noted for the supervisor. */
+/* The graph engine: a read-modify-write reads the bytes the engine chose, and its write is
+ * undone and captured at the thread's next stop, as a buffered store's. */
+static void patch_tentative(struct smc_slot *s, uint64_t addr, uint64_t size) {
+    if (!(ch->flags & SMC_FLAG_GRAPH)) return;
+    begin_tentative(addr, size, 1);
+    if (!t_fix.active) return;
+    for (uint64_t i = 0; i < size; i++)
+        if (s->patch_mask >> i & 1) ((uint8_t *)addr)[i] = s->patch[i];
+}
+
 static int needs_event(uint64_t ea, uint64_t size, int private_site) {
     int own = (ea >= t_stack_lo && ea + size <= t_stack_hi) || private_site ||
               (t_slot == 0 && ea >= g_main_stack_lo && ea + size <= g_main_stack_hi);
@@ -550,11 +560,13 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
     }
     case SMC_SITE_ATOMIC:
         smc_stop(SMC_OP_RMW, ea, 0, size, 0, pc, 0, site_no);
+        patch_tentative(slot, ea, size);
         note_executed(ea, size, 1, 1);
         break;
     case SMC_SITE_CAS:
     case SMC_SITE_CAS2:
         smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, &hash, site_no);
+        patch_tentative(slot, ea, size);
         note_executed(ea, size, 1, cas_would_write(st, ea, uc));
         break;
     default: {

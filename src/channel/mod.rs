@@ -15,7 +15,7 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 13;
+pub const VERSION: u32 = 14;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -100,6 +100,9 @@ pub const FLAG_SSE_ONLY: u32 = 16;
 pub const FLAG_SHARED_STACKS: u32 = 32;
 /// Every access to a thread's own stack or TLS is visible (private sites patched too).
 pub const FLAG_ALL_STACKS: u32 = 64;
+/// The graph engine chooses what every access reads: a locked instruction or compare-exchange
+/// sees the patch too, and its write is undone and captured as a buffered store's.
+pub const FLAG_GRAPH: u32 = 128;
 
 pub mod err {
     pub const NONE: u32 = 0;

@@ -13,7 +13,7 @@ use smc_run::report::{self, schedule::Schedule, Symbolizer};
 use smc_run::supervisor::{self, NativeTarget, Options, TempDir};
 use smc_run::{channel, model, program, results};
 
-use super::{exit_status, Bounds, UsageError, EXIT_OK};
+use super::{exit_status, Bounds, EngineChoice, UsageError, EXIT_OK};
 
 /// Stateless model checker for compiled pthreads programs: explores every inequivalent
 /// interleaving of the program's threads and reports an assertion failure, crash, deadlock
@@ -45,6 +45,9 @@ pub(crate) struct Cli {
 
     #[command(flatten)]
     bounds: Bounds,
+
+    #[command(flatten)]
+    engine: EngineChoice,
 
     /// Do not stop at the first error: explore every execution and report each distinct error
     /// once, with how many executions end in it, and the first counterexample.
@@ -212,6 +215,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         .buffer_bound
         .or(replay.as_ref().and_then(|r| r.buffer_bound));
     let model = model::named(&model_name, buffer_bound)?;
+    cli.engine.graph(model.as_ref())?;
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
     let args: Vec<OsString> = match &replay {
         Some(r) if cli.args.is_empty() => r.args.iter().map(OsString::from).collect(),
@@ -430,8 +434,10 @@ fn explore(
         Some(n) => n,
         None => cpus.len().max(1),
     };
-    // The engine runs inside the program's worker processes, next to the program.
-    let engine = (replay.is_none() && !cli.gdb)
+    let graph = cli.engine.graph(model)?;
+    // The engine runs inside the program's worker processes, next to the program (the
+    // interleaving engine only, for now).
+    let engine = (replay.is_none() && !cli.gdb && !graph)
         .then(supervisor::engine_library)
         .flatten();
     let opts = Options {
@@ -444,6 +450,7 @@ fn explore(
         engine,
         shared: shared.to_vec(),
         all_stacks,
+        graph,
     };
     let here = supervisor::current_cpu()
         .and_then(|c| cpus.iter().position(|&x| x == c))
@@ -503,6 +510,7 @@ fn explore(
         max_executions: all_stacks.then_some(LOOK_EVERYWHERE_EXECUTIONS),
         spurious_wakeups: cli.bounds.spurious_wakeups,
         nondet_values: cli.bounds.nondet_values,
+        graph,
     };
     let result = match replay {
         Some(r) => engine::replay(&mut target, model, &cfg, &r.steps, cli.gdb),

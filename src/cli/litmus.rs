@@ -7,7 +7,7 @@ use clap::Parser;
 use smc_run::litmus::{self, expect::Expectations};
 use smc_run::{model, report, supervisor};
 
-use super::{Bounds, UsageError, EXIT_ERROR_FOUND, EXIT_OK, EXIT_USAGE};
+use super::{Bounds, EngineChoice, UsageError, EXIT_ERROR_FOUND, EXIT_OK, EXIT_USAGE};
 
 /// Run litmus tests (herd format): generate a C program from each test, compile it, and
 /// model-check the binary; print herd7's verdict (final states, Ok/No, the Observation line).
@@ -37,6 +37,9 @@ pub(crate) struct LitmusCli {
     #[command(flatten)]
     bounds: Bounds,
 
+    #[command(flatten)]
+    engine: EngineChoice,
+
     /// C compiler for the generated programs.
     #[arg(long, default_value = "cc")]
     cc: String,
@@ -56,7 +59,7 @@ pub(crate) struct LitmusCli {
 
 pub(crate) fn run(cli: &LitmusCli) -> Result<u8, UsageError> {
     for m in &cli.model {
-        model::named(m, None)?;
+        cli.engine.graph(model::named(m, None)?.as_ref())?;
     }
     let exec_timeout = cli.bounds.check()?;
     if cli.jobs == Some(0) {
@@ -90,6 +93,7 @@ pub(crate) fn run(cli: &LitmusCli) -> Result<u8, UsageError> {
         max_steps: cli.bounds.max_steps,
         buffer_bound: cli.bounds.buffer_bound,
         keep_dir: cli.keep.clone(),
+        graph: cli.engine.engine.as_deref() == Some("graph"),
     };
     let jobs = cli
         .jobs

@@ -75,6 +75,31 @@ pub(crate) struct Bounds {
     pub(crate) nondet_values: u32,
 }
 
+/// Which exploration engine, shared by programs and litmus tests.
+#[derive(clap::Args, Debug)]
+pub(crate) struct EngineChoice {
+    /// Exploration engine: `interleaving` (source-DPOR over interleavings with store buffers;
+    /// the default for sc, tso and pso) or `graph` (optimal exploration of execution graphs;
+    /// the only one for ra). Both give the same verdicts and counts: the choice is for
+    /// comparison.
+    #[arg(long, value_name = "ENGINE", value_parser = ["interleaving", "graph"])]
+    pub(crate) engine: Option<String>,
+}
+
+impl EngineChoice {
+    /// Does `model` explore with the graph engine?
+    pub(crate) fn graph(&self, model: &dyn smc_run::model::Model) -> Result<bool, UsageError> {
+        match self.engine.as_deref() {
+            Some("interleaving") if model.graph_only() => Err(UsageError(format!(
+                "the {} model is explored with the graph engine only",
+                model.name()
+            ))),
+            Some(e) => Ok(e == "graph"),
+            None => Ok(model.graph_only()),
+        }
+    }
+}
+
 impl Bounds {
     pub(crate) fn check(&self) -> Result<Duration, UsageError> {
         if !(self.exec_timeout > 0.0 && self.exec_timeout.is_finite()) {

@@ -335,6 +335,9 @@ pub fn explore(
     cfg: &Config,
     progress: Progress,
 ) -> Result<Outcome, ExecError> {
+    if cfg.graph {
+        return super::trust::explore(exec, model, cfg, progress);
+    }
     explore_part(exec, model, cfg, progress, None)
 }
 
@@ -367,6 +370,11 @@ pub fn replay(
     schedule: &[Step],
     hand_over: bool,
 ) -> Result<Outcome, ExecError> {
+    if cfg.graph {
+        return Err(ExecError::Fatal(
+            "--replay does not work with the graph engine yet".into(),
+        ));
+    }
     let mut x = Explorer::new(model, cfg);
     x.replay_until = schedule.len();
     x.hand_over = hand_over;
@@ -815,7 +823,8 @@ mod sections;
 mod split_top;
 
 use history::{word_masks, WordHistory};
-use reports::{le_value, names, panic_message, renumber, signal_name, uncaught_exception};
+pub(super) use reports::renumber;
+use reports::{le_value, names, panic_message, signal_name, uncaught_exception};
 use sections::{Asleep, SectionBody};
 use split_top::Splitting;
 

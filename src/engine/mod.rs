@@ -220,6 +220,9 @@ pub struct Config {
     /// Values a `__VERIFIER_nondet_*` call may return, each explored (0, 1, -1, 2, -2 ... for
     /// signed types, 0, 1, 2 ... for unsigned ones; at most 2 for `_Bool`).
     pub nondet_values: u32,
+    /// Explore execution graphs ([`trust`]) rather than interleavings: for comparison under
+    /// sc, tso and pso; always under a model that only has graphs (ra).
+    pub graph: bool,
 }
 
 impl Default for Config {
@@ -231,6 +234,7 @@ impl Default for Config {
             max_executions: None,
             spurious_wakeups: 0,
             nondet_values: DEFAULT_NONDET_VALUES,
+            graph: false,
         }
     }
 }

@@ -56,6 +56,15 @@ pub fn explore_jobs<E: Executor + Send>(
         after,
         leaves,
     } = jobs;
+    if cfg.graph {
+        // one worker: the graph engine does not split its exploration yet
+        if shard.is_some() {
+            return Err(ExecError::Fatal(
+                "--shard does not work with the graph engine yet".into(),
+            ));
+        }
+        return super::trust::explore(first, model, cfg, &mut |s| progress(s));
+    }
     if jobs <= 1 && shard.is_none() {
         return explore_through(first, model, cfg, &mut |s| progress(s), None);
     }

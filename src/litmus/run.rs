@@ -19,6 +19,8 @@ pub struct Options {
     pub buffer_bound: Option<usize>,
     /// Keep the generated C file and binary here instead of a temporary directory.
     pub keep_dir: Option<PathBuf>,
+    /// Explore with the graph engine (as every model that has only that one does).
+    pub graph: bool,
 }
 
 /// The result of one test under one model.
@@ -96,6 +98,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         buffered: model.buffers().is_some(),
         program_output: false,
         debuggable: false,
+        graph: opts.graph || model.graph_only(),
     };
     let (_, mut native) = supervisor::launch(exe, &topts)?;
     let cfg = engine::Config {
@@ -105,6 +108,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         max_executions: None,
         spurious_wakeups: 0,
         nondet_values: engine::DEFAULT_NONDET_VALUES,
+        graph: opts.graph || model.graph_only(),
     };
     let mut progress = |_: &crate::results::Stats| !supervisor::interrupted();
     let outcome = match engine::explore(&mut native, model.as_ref(), &cfg, &mut progress) {

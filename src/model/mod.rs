@@ -45,6 +45,10 @@ pub trait Model: Sync {
     fn enumerates_coherence(&self) -> bool {
         true
     }
+    /// Is the model explored over execution graphs only (no interleaving engine)?
+    fn graph_only(&self) -> bool {
+        false
+    }
     /// The write to `addr` among the events `within`, `except` one whose write is not added
     /// yet (an update's read is), that the model counts as the latest (`None`: the initial
     /// value): a read added *maximally* reads from it. The last in coherence order, for a
@@ -80,11 +84,12 @@ pub fn by_name(name: &str, bound: Option<usize>) -> Option<Box<dyn Model>> {
         ("sc", _) | ("tso" | "pso", Some(0)) => Some(Box::new(Sc)),
         ("tso", _) => Some(Box::new(Tso { bound })),
         ("pso", _) => Some(Box::new(Pso { bound })),
+        ("ra", _) => Some(Box::new(Ra)),
         _ => None,
     }
 }
 
-pub const MODEL_NAMES: &[&str] = &["sc", "tso", "pso"];
+pub const MODEL_NAMES: &[&str] = &["sc", "tso", "pso", "ra"];
 
 /// [`by_name`], or the message for a name that is not a model.
 pub fn named(name: &str, bound: Option<usize>) -> Result<Box<dyn Model>, String> {

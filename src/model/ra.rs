@@ -39,6 +39,10 @@ impl Model for Ra {
         false
     }
 
+    fn graph_only(&self) -> bool {
+        true
+    }
+
     /// Of the writes no other must follow in coherence order, the one added last.
     fn latest_write(
         &self,

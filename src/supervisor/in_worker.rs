@@ -447,6 +447,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         max_executions: req["max_executions"].as_u64(),
         spurious_wakeups: req["spurious_wakeups"].as_u64().unwrap_or(0) as u32,
         nondet_values: req["nondet_values"].as_u64().ok_or("no nondet domain")? as u32,
+        graph: false,
     };
     // SAFETY: the runtime's mapping of the channel, for the life of the process.
     let ch = unsafe { Channel::borrowed(ops.channel, ops.channel_size as usize) };

@@ -95,6 +95,9 @@ pub struct Options {
     /// Every access of a thread to its own stack or TLS is a visible event (to find shared
     /// ones where a thread spun on memory the checker did not see).
     pub all_stacks: bool,
+    /// The graph engine explores: every access reads what it chooses, every write is
+    /// tentative (implies `buffered`).
+    pub graph: bool,
 }
 
 pub struct NativeTarget {
@@ -246,8 +249,11 @@ impl NativeTarget {
         if opts.fences_visible {
             flags |= channel::FLAG_FENCES_VISIBLE;
         }
-        if opts.buffered {
+        if opts.buffered || opts.graph {
             flags |= channel::FLAG_BUFFERED;
+        }
+        if opts.graph {
+            flags |= channel::FLAG_GRAPH | channel::FLAG_FENCES_VISIBLE;
         }
         if opts.debuggable {
             flags |= channel::FLAG_DEBUGGABLE;

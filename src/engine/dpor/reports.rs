@@ -7,7 +7,7 @@ use crate::results::Counterexample;
 
 /// Name the threads of a counterexample in the order they appear in it (main first), so that
 /// the report does not depend on the order the exploration met them (replays show the same).
-pub(super) fn renumber(cx: &mut Counterexample) {
+pub(in crate::engine) fn renumber(cx: &mut Counterexample) {
     let mut order: Vec<ThreadId> = vec![ThreadId::MAIN];
     let seen = cx
         .trace

@@ -17,15 +17,16 @@
 //! (undone at once), so memory keeps its initial values and only the engine's replies show a
 //! thread what others wrote.
 
-use crate::event::{FenceKind, Op, Pending, Reply, StoreBytes, MAX_ACCESS};
-use crate::graph::{EventId, Graph, Label, Prefix};
+use crate::event::{Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
+use crate::graph::{EventId, Graph, Label};
 use crate::model::Model;
-use crate::results::{Counterexample, ErrorKind, Outcome};
+use crate::results::{Counterexample, ErrorKind, Outcome, ThreadInfo};
 
 use super::{Config, ExecError, Executor, Progress, RuntimeErrorKind, SlotState, Snapshot};
 
 #[cfg(test)]
 mod brute_force;
+mod revisit;
 #[cfg(test)]
 mod tests;
 
@@ -43,11 +44,19 @@ pub fn explore(
         todo: vec![Graph::default()],
         outcome: Outcome::default(),
         slots: Vec::new(),
+        trace: Vec::new(),
+        converted: None,
     };
     while let Some(g) = trust.todo.pop() {
         trust.run(g)?;
         if !progress(&trust.outcome.stats) {
             return Err(ExecError::Interrupted);
+        }
+        let shared = trust.exec.found_shared();
+        if !shared.is_empty() {
+            // explored again by the caller, with that memory visible
+            trust.outcome.shared_found = shared;
+            break;
         }
         let stop = trust.outcome.error.is_some() && !cfg.keep_going;
         if stop
@@ -70,28 +79,32 @@ struct Trust<'a> {
     outcome: Outcome,
     /// The graph thread of each slot of the running execution.
     slots: Vec<u32>,
+    /// What the running execution did, step by step (for a counterexample).
+    trace: Vec<Event>,
+    /// A compare-exchange added as a read that wrote when it ran: now an update, whose place
+    /// and revisits are still to be made.
+    converted: Option<EventId>,
 }
 
 /// The label an operation adds, before its outcome is known (a read's source, a write's
-/// bytes); `None` for the end of the process.
+/// bytes, whether a compare-exchange writes); `None` for what adds no event (the end of the
+/// process, an assumption).
 fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
-    let unsupported = || {
-        Err(ExecError::Fatal(format!(
-            "the graph engine does not support `{}` yet",
-            op.kind_name()
-        )))
+    let read = |addr: u64, size| Label::Read {
+        addr,
+        size,
+        rf: None,
+    };
+    let write = |addr: u64, size| Label::Write {
+        addr,
+        size,
+        bytes: StoreBytes::new(),
     };
     Ok(Some(match *op {
-        Op::Load { addr, size } => Label::Read {
-            addr: addr.0,
-            size,
-            rf: None,
-        },
-        Op::Store { addr, size } => Label::Write {
-            addr: addr.0,
-            size,
-            bytes: StoreBytes::new(),
-        },
+        Op::Load { addr, size } | Op::RmwLoad { addr, size } | Op::Cas { addr, size } => {
+            read(addr.0, size)
+        }
+        Op::Store { addr, size } | Op::RmwStore { addr, size } => write(addr.0, size),
         Op::Rmw { addr, size } => Label::Update {
             addr: addr.0,
             size,
@@ -101,32 +114,39 @@ fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
         Op::Fence {
             kind: FenceKind::Full,
         } => Label::Fence,
-        Op::Fence { .. } | Op::Yield => Label::Local,
+        // what the others cannot see: stores are never in memory for a heap release to wait
+        // for, and no model here orders by the other fences
+        Op::Fence { .. } | Op::Yield | Op::HeapRelease { .. } => Label::Local,
         Op::Spawn => Label::Spawn { child: u32::MAX },
         Op::ThreadStart => Label::Start,
         Op::ThreadExit => Label::Exit,
         Op::Join { slot } => match slots.get(slot as usize) {
             Some(&child) => Label::Join { child },
-            None => return unsupported(),
+            None => return Err(ExecError::Fatal("internal: a join of no thread".into())),
         },
-        Op::ProcessExit { .. } => return Ok(None),
-        _ => return unsupported(),
+        Op::ProcessExit { .. } | Op::Assume { .. } => return Ok(None),
+        _ => {
+            return Err(ExecError::Fatal(format!(
+                "the graph engine does not support `{}` yet (use --engine interleaving)",
+                op.kind_name()
+            )))
+        }
     }))
 }
 
 /// Does the stopped operation match the event it must replay (same kind, same location)?
 fn replays(op: &Op, label: &Label) -> bool {
     match (op, label) {
-        (Op::Load { addr, .. }, Label::Read { addr: a, .. })
-        | (Op::Store { addr, .. }, Label::Write { addr: a, .. })
-        | (Op::Rmw { addr, .. }, Label::Update { addr: a, .. }) => addr.0 == *a,
+        (Op::Cas { addr, .. }, Label::Update { addr: a, .. }) => addr.0 == *a,
         (Op::Join { .. }, Label::Join { .. }) => true,
-        _ => std::mem::discriminant(&label_of_kind(op)) == std::mem::discriminant(label),
+        _ => match label_of(op, &[]) {
+            Ok(Some(l)) => {
+                std::mem::discriminant(&l) == std::mem::discriminant(label)
+                    && l.location() == label.location()
+            }
+            _ => false,
+        },
     }
-}
-
-fn label_of_kind(op: &Op) -> Label {
-    label_of(op, &[]).ok().flatten().unwrap_or(Label::Local)
 }
 
 impl Trust<'_> {
@@ -154,9 +174,15 @@ impl Trust<'_> {
             .map(|s| s as u32)
     }
 
-    /// Runs `slot`'s pending operation as event `e` of `g`; notes a created thread's slot and
-    /// a write's bytes.
-    fn step(&mut self, g: &mut Graph, slot: u32, e: EventId) -> Result<Snapshot, ExecError> {
+    /// Runs `slot`'s pending operation `p` as event `e` of `g`; notes a created thread's
+    /// slot, a write's bytes, a compare-exchange that wrote, and the step in the trace.
+    fn step(
+        &mut self,
+        g: &mut Graph,
+        slot: u32,
+        p: &Pending,
+        e: EventId,
+    ) -> Result<Snapshot, ExecError> {
         let reply = Self::reply(g, e);
         let snap = self.exec.step(slot, &reply)?;
         if let Label::Spawn { child } = *g.label(e) {
@@ -164,22 +190,37 @@ impl Trust<'_> {
                 self.slots.push(child);
             }
         }
+        let executed = snap.slots.get(slot as usize).and_then(|v| v.prev.clone());
+        let wrote = executed.as_ref().is_some_and(|x| x.wrote);
+        if let (Op::Cas { .. }, Label::Read { addr, size, rf }, true) = (&p.op, g.label(e), wrote) {
+            *g.label_mut(e) = Label::Update {
+                addr: *addr,
+                size: *size,
+                rf: *rf,
+                bytes: StoreBytes::new(),
+            };
+            self.converted = Some(e);
+        }
+        let mut ev = Event::from_pending(ThreadId(e.thread), p);
+        ev.wrote = !matches!(p.op, Op::Cas { .. }) || wrote;
+        if let Some(Some(w)) = g.label(e).rf() {
+            ev.value_read = g.label(w).written().map(|b| le_value(b));
+        } else if g.label(e).reads() {
+            ev.value_read = executed.as_ref().and_then(|x| x.read);
+        }
         if g.label(e).writes() {
-            let stored = snap
-                .slots
-                .get(slot as usize)
-                .and_then(|v| v.prev.as_ref())
-                .and_then(|x| x.stored.clone());
-            match (g.label_mut(e), stored) {
-                (Label::Write { bytes, .. } | Label::Update { bytes, .. }, Some(s)) => *bytes = s,
-                _ => {
-                    return Err(ExecError::Fatal(
-                        "internal: a store's bytes were not reported (stores must be buffered)"
-                            .into(),
-                    ))
-                }
+            let Some(stored) = executed.as_ref().and_then(|x| x.stored.clone()) else {
+                return Err(ExecError::Fatal(
+                    "internal: a store's bytes were not reported (stores must be buffered)".into(),
+                ));
+            };
+            ev.value_written = Some(le_value(&stored));
+            ev.bytes = Some(stored.clone());
+            if let Label::Write { bytes, .. } | Label::Update { bytes, .. } = g.label_mut(e) {
+                *bytes = stored;
             }
         }
+        self.trace.push(ev);
         Ok(snap)
     }
 
@@ -187,6 +228,8 @@ impl Trust<'_> {
     fn replay(&mut self, g: &mut Graph) -> Result<Snapshot, ExecError> {
         let mut snap = self.exec.begin()?;
         self.slots = vec![0];
+        self.trace.clear();
+        self.converted = None;
         if g.threads.is_empty() {
             g.add_thread(None);
         }
@@ -198,7 +241,7 @@ impl Trust<'_> {
             let pending = slot.and_then(|s| stopped(&snap, s));
             match (slot, pending) {
                 (Some(slot), Some(p)) if p.pc == g.event(e).pc && replays(&p.op, g.label(e)) => {
-                    snap = self.step(g, slot, e)?;
+                    snap = self.step(g, slot, &p, e)?;
                 }
                 _ => {
                     return Err(ExecError::Fatal(
@@ -211,12 +254,33 @@ impl Trust<'_> {
         Ok(snap)
     }
 
+    /// A compare-exchange that wrote is an update: its place in coherence order (right after
+    /// its source) and its revisits. False when that graph is inconsistent (another update
+    /// read the same write: the revisit of that one is this graph's way on), which ends the
+    /// execution as blocked.
+    fn settle_converted(&mut self, g: &mut Graph) -> bool {
+        let Some(e) = self.converted.take() else {
+            return true;
+        };
+        let rf = g.label(e).rf().flatten();
+        if self.model.enumerates_coherence() {
+            let at = rf.map_or(0, |w| g.co_position(w).map_or(0, |p| p + 1));
+            g.place(e, at);
+        }
+        self.revisits(g, e);
+        self.model.consistent(g)
+    }
+
     /// Visits `g`: runs the program up to it, then extends it event by event to the end of
     /// the execution, leaving every other branch in `todo`.
     fn run(&mut self, mut g: Graph) -> Result<(), ExecError> {
         let mut snap = self.replay(&mut g)?;
         let mut steps = g.len();
         loop {
+            if !self.settle_converted(&mut g) {
+                self.outcome.stats.blocked += 1;
+                return self.exec.end();
+            }
             if let Some(ended) = &snap.ended {
                 let error = ended.error.as_ref().map(|e| {
                     let kind = match e.kind {
@@ -229,25 +293,36 @@ impl Trust<'_> {
                     };
                     (kind, e.message.clone())
                 });
-                self.finish(error);
+                self.outcome.stats.events += steps as u64;
+                self.outcome.stats.depth = steps as u64;
+                self.finish(&snap, &g, error);
                 return self.exec.end();
             }
             if steps >= self.cfg.max_steps {
                 self.outcome.stats.bounded += 1;
                 return self.exec.end();
             }
-            let Some((slot, p)) = self.next(&snap, &g) else {
+            let Some((slot, p)) = self.next(&snap) else {
                 // every thread waits for one that never ends
-                self.finish(Some((
-                    ErrorKind::Deadlock,
-                    "every thread waits".to_string(),
-                )));
+                self.finish(
+                    &snap,
+                    &g,
+                    Some((ErrorKind::Deadlock, "every thread waits".to_string())),
+                );
                 return self.exec.end();
             };
             let thread = self.slots[slot as usize];
+            if let Op::Assume { cond } = p.op {
+                if !cond {
+                    // an execution the program rules out
+                    self.outcome.stats.blocked += 1;
+                    return self.exec.end();
+                }
+            }
             let Some(mut label) = label_of(&p.op, &self.slots)? else {
-                // the process exits: nothing runs after it
+                // the process exits, or an assumption holds: no event
                 snap = self.exec.step(slot, &Reply::default())?;
+                self.trace.push(Event::from_pending(ThreadId(thread), &p));
                 continue;
             };
             if let Label::Spawn { child } = &mut label {
@@ -271,16 +346,16 @@ impl Trust<'_> {
                         }
                     }
                     let Some(first) = options.pop() else {
-                        return Err(ExecError::Fatal(
-                            "internal: a read has no consistent source".into(),
-                        ));
+                        // only sources taken by other updates: their revisits go on
+                        self.outcome.stats.blocked += 1;
+                        return self.exec.end();
                     };
                     self.todo.extend(options);
                     g = first;
-                    snap = self.step(&mut g, slot, e)?;
+                    snap = self.step(&mut g, slot, &p, e)?;
                 }
                 Label::Write { addr, .. } => {
-                    snap = self.step(&mut g, slot, e)?;
+                    snap = self.step(&mut g, slot, &p, e)?;
                     self.revisits(&g, e);
                     let mut options = self.placements(&g, e, addr);
                     let Some(first) = options.pop() else {
@@ -291,26 +366,24 @@ impl Trust<'_> {
                     self.todo.extend(options);
                     g = first;
                 }
-                _ => snap = self.step(&mut g, slot, e)?,
+                _ => snap = self.step(&mut g, slot, &p, e)?,
             }
         }
     }
 
     /// The lowest graph thread with an operation that can run: a join once its thread has
     /// exited, the end of the process once every other thread has.
-    fn next(&self, snap: &Snapshot, g: &Graph) -> Option<(u32, Pending)> {
+    fn next(&self, snap: &Snapshot) -> Option<(u32, Pending)> {
         let mut best: Option<(u32, u32, Pending)> = None;
         for slot in 0..snap.slots.len() as u32 {
             let Some(p) = stopped(snap, slot) else {
                 continue;
             };
             let enabled = match p.op {
-                Op::Join { slot: s } => {
-                    matches!(
-                        snap.slots.get(s as usize).map(|v| &v.state),
-                        Some(SlotState::Exited)
-                    )
-                }
+                Op::Join { slot: s } => matches!(
+                    snap.slots.get(s as usize).map(|v| &v.state),
+                    Some(SlotState::Exited)
+                ),
                 ref op if op.exits_last() => {
                     (0..snap.slots.len() as u32).all(|s| s == slot || stopped(snap, s).is_none())
                 }
@@ -321,161 +394,57 @@ impl Trust<'_> {
                 best = Some((slot, thread, p));
             }
         }
-        let _ = g;
         best.map(|(slot, _, p)| (slot, p))
     }
 
-    /// `g` with read (or update) `e` reading from each write it may, each consistent; an
-    /// update goes right after its source in coherence order. Second, an update's graphs
-    /// reading from a write that another update reads from: inconsistent, but a revisit of the
-    /// other update makes them whole.
-    fn sources(&self, g: &Graph, e: EventId, addr: u64) -> (Vec<Graph>, Vec<Graph>) {
-        let candidates: Vec<Option<EventId>> = std::iter::once(None)
-            .chain(
-                g.events()
-                    .filter(|&w| {
-                        w != e && g.label(w).writes() && g.label(w).location() == Some(addr)
-                    })
-                    .map(Some),
-            )
-            .collect();
-        let (mut options, mut taken) = (Vec::new(), Vec::new());
-        for w in candidates {
-            let mut h = g.clone();
-            match h.label_mut(e) {
-                Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = w,
-                _ => unreachable!(),
-            }
-            if h.label(e).writes() && self.model.enumerates_coherence() {
-                let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
-                h.place(e, at);
-            }
-            if self.model.consistent(&h) {
-                options.push(h);
-            } else if h.label(e).writes()
-                && g.events()
-                    .any(|u| matches!(g.label(u), Label::Update { rf, .. } if *rf == w))
-            {
-                taken.push(h);
-            }
-        }
-        (options, taken)
-    }
-
-    /// `g` with write `e` at each consistent place in its location's coherence order.
-    fn placements(&self, g: &Graph, e: EventId, addr: u64) -> Vec<Graph> {
-        if !self.model.enumerates_coherence() {
-            // a write keeps a weak trace consistent
-            return vec![g.clone()];
-        }
-        let mut options = Vec::new();
-        for at in 0..=g.co_of(addr).len() {
-            let mut h = g.clone();
-            h.place(e, at);
-            if self.model.consistent(&h) {
-                options.push(h);
-            }
-        }
-        options
-    }
-
-    /// Write (or update) `a`, just added to `g`, revisits each read of its location that
-    /// does not precede it, where what the revisit drops was added maximally.
-    fn revisits(&mut self, g: &Graph, a: EventId) {
-        let addr = g.label(a).location().expect("a write has a location");
-        let prefix = g.porf_prefix(a);
-        let reads: Vec<EventId> = g
-            .events()
-            .filter(|&r| {
-                r != a
-                    && g.label(r).reads()
-                    && g.label(r).location() == Some(addr)
-                    && !prefix.contains(r)
-            })
-            .collect();
-        for r in reads {
-            if !maximal(self.model, g, r, a, &prefix) {
-                continue;
-            }
-            let stamp = g.event(r).stamp;
-            let keep = Prefix(
-                g.threads
-                    .iter()
-                    .enumerate()
-                    .map(|(t, evs)| {
-                        let early = evs.iter().take_while(|ev| ev.stamp <= stamp).count() as u32;
-                        early.max(prefix.0[t])
-                    })
-                    .collect(),
-            );
-            let mut h = g.clone();
-            h.restrict(&keep);
-            match h.label_mut(r) {
-                Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = Some(a),
-                _ => unreachable!(),
-            }
-            let update = h.label(r).writes() && self.model.enumerates_coherence();
-            if update {
-                h.unplace(r);
-            }
-            // the write's places in coherence order (an update's is next to its source), the
-            // revisited update right after it
-            let positions = if matches!(g.label(a), Label::Update { .. })
-                || !self.model.enumerates_coherence()
-            {
-                vec![None]
-            } else {
-                h.unplace(a);
-                (0..=h.co_of(addr).len()).map(Some).collect()
-            };
-            for at in positions {
-                let mut p = h.clone();
-                if let Some(at) = at {
-                    p.place(a, at);
-                }
-                if update {
-                    let after = p.co_position(a).unwrap() + 1;
-                    p.place(r, after);
-                }
-                if self.model.consistent(&p) {
-                    self.todo.push(p);
-                }
-            }
-        }
-    }
-
     /// An execution ended (with an error, or none).
-    fn finish(&mut self, error: Option<(ErrorKind, String)>) {
+    fn finish(&mut self, snap: &Snapshot, g: &Graph, error: Option<(ErrorKind, String)>) {
         self.outcome.stats.executions += 1;
-        let Some((kind, message)) = error else { return };
+        let Some((kind, message)) = error else {
+            let observed = self.exec.observed();
+            if !observed.is_empty() {
+                *self.outcome.observations.entry(observed).or_default() += 1;
+            }
+            return;
+        };
         let found = (0, self.outcome.stats.executions);
-        match self
+        if let Some((_, n)) = self
             .outcome
             .errors
             .iter_mut()
             .find(|(c, _)| c.kind == kind && c.message == message)
         {
-            Some((_, n)) => *n += 1,
-            None => {
-                let c = Counterexample {
-                    kind,
-                    message,
-                    trace: Vec::new(),
-                    threads: Vec::new(),
-                    fault: None,
-                    signal: None,
-                    schedule: Vec::new(),
-                    buffered: true,
-                    heap: Vec::new(),
-                    output: None,
-                    found,
-                };
-                if self.outcome.error.is_none() {
-                    self.outcome.error = Some(c.clone());
-                }
-                self.outcome.errors.push((c, 1));
-            }
+            *n += 1;
+            return;
         }
+        let threads = (0..g.threads.len() as u32)
+            .filter(|&t| !g.threads[t as usize].is_empty() || t == 0)
+            .map(|t| ThreadInfo {
+                id: ThreadId(t),
+                parent: g.parents[t as usize].map(|p| ThreadId(p.thread)),
+                start: g.threads[t as usize].first().map_or(0, |ev| ev.pc),
+                pending: self.slot_of(t).and_then(|s| stopped(snap, s)),
+                buffer_of: None,
+            })
+            .collect();
+        let mut c = Counterexample {
+            kind,
+            message,
+            trace: std::mem::take(&mut self.trace),
+            threads,
+            fault: None,
+            signal: None,
+            schedule: Vec::new(),
+            buffered: false,
+            heap: self.exec.heap_blocks(),
+            output: self.exec.output(),
+            found,
+        };
+        super::dpor::renumber(&mut c);
+        if self.outcome.error.is_none() {
+            self.outcome.error = Some(c.clone());
+        }
+        self.outcome.errors.push((c, 1));
     }
 }
 
@@ -486,45 +455,9 @@ fn stopped(snap: &Snapshot, slot: u32) -> Option<Pending> {
     }
 }
 
-/// Were `r` and every event added after it that `a` does not depend on (in `prefix`) added
-/// maximally? A read reads from the latest write (as the model counts it) among those added
-/// before it or in the prefix; a write is the latest of them in coherence order, where the
-/// model has one, and nothing added before it reads from it (it revisited nothing that stays).
-fn maximal(model: &dyn Model, g: &Graph, r: EventId, a: EventId, prefix: &Prefix) -> bool {
-    let stamp = g.event(r).stamp;
-    g.events()
-        .filter(|&e| e == r || (g.event(e).stamp > stamp && !prefix.contains(e)))
-        .all(|e| added_maximally(model, g, e, a, prefix))
-}
-
-fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix: &Prefix) -> bool {
-    let stamp = g.event(e).stamp;
-    let previous = |x: EventId| g.event(x).stamp <= stamp || prefix.contains(x);
-    let label = g.label(e);
-    let Some(addr) = label.location() else {
-        return true;
-    };
-    if let Some(rf) = label.rf() {
-        if rf.is_some_and(|w| !previous(w)) {
-            return false;
-        }
-        // the revisiting write is not among them (it is not placed yet; an update's read is)
-        if model.latest_write(g, addr, &|x| x != e && previous(x), a) != rf {
-            return false;
-        }
-    }
-    if label.writes() {
-        let read_before = g
-            .events()
-            .any(|x| x != a && g.label(x).rf() == Some(Some(e)) && previous(x));
-        let co_later = g.co_position(e).is_some_and(|p| {
-            g.co_of(addr)[p + 1..]
-                .iter()
-                .any(|&w| w != a && previous(w))
-        });
-        if read_before || co_later {
-            return false;
-        }
-    }
-    true
+fn le_value(bytes: &[u8]) -> u64 {
+    let mut v = [0u8; 8];
+    let n = bytes.len().min(8);
+    v[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(v)
 }

@@ -1,0 +1,172 @@
+//! The graph engine's branching: the sources a read may read from, the places a write may
+//! take in coherence order, and the reads a new write revisits, where the revisit is the one
+//! way to reach its graph (what it drops was added maximally).
+
+use crate::graph::{EventId, Graph, Label, Prefix};
+use crate::model::Model;
+
+use super::Trust;
+
+impl Trust<'_> {
+    /// `g` with read (or update) `e` reading from each write it may, each consistent; an
+    /// update goes right after its source in coherence order. Second, an update's graphs
+    /// reading from a write that another update reads from: inconsistent, but a revisit of the
+    /// other update makes them whole.
+    pub(super) fn sources(&self, g: &Graph, e: EventId, addr: u64) -> (Vec<Graph>, Vec<Graph>) {
+        let candidates: Vec<Option<EventId>> = std::iter::once(None)
+            .chain(
+                g.events()
+                    .filter(|&w| {
+                        w != e && g.label(w).writes() && g.label(w).location() == Some(addr)
+                    })
+                    .map(Some),
+            )
+            .collect();
+        let (mut options, mut taken) = (Vec::new(), Vec::new());
+        for w in candidates {
+            let mut h = g.clone();
+            match h.label_mut(e) {
+                Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = w,
+                _ => unreachable!(),
+            }
+            if h.label(e).writes() && self.model.enumerates_coherence() {
+                let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
+                h.place(e, at);
+            }
+            if self.model.consistent(&h) {
+                options.push(h);
+            } else if h.label(e).writes()
+                && g.events()
+                    .any(|u| matches!(g.label(u), Label::Update { rf, .. } if *rf == w))
+            {
+                taken.push(h);
+            }
+        }
+        (options, taken)
+    }
+
+    /// `g` with write `e` at each consistent place in its location's coherence order.
+    pub(super) fn placements(&self, g: &Graph, e: EventId, addr: u64) -> Vec<Graph> {
+        if !self.model.enumerates_coherence() {
+            // a write keeps a weak trace consistent
+            return vec![g.clone()];
+        }
+        let mut options = Vec::new();
+        for at in 0..=g.co_of(addr).len() {
+            let mut h = g.clone();
+            h.place(e, at);
+            if self.model.consistent(&h) {
+                options.push(h);
+            }
+        }
+        options
+    }
+
+    /// Write (or update) `a`, just added to `g`, revisits each read of its location that
+    /// does not precede it, where what the revisit drops was added maximally.
+    pub(super) fn revisits(&mut self, g: &Graph, a: EventId) {
+        let addr = g.label(a).location().expect("a write has a location");
+        let prefix = g.porf_prefix(a);
+        let reads: Vec<EventId> = g
+            .events()
+            .filter(|&r| {
+                r != a
+                    && g.label(r).reads()
+                    && g.label(r).location() == Some(addr)
+                    && !prefix.contains(r)
+            })
+            .collect();
+        for r in reads {
+            if !maximal(self.model, g, r, a, &prefix) {
+                continue;
+            }
+            let stamp = g.event(r).stamp;
+            let keep = Prefix(
+                g.threads
+                    .iter()
+                    .enumerate()
+                    .map(|(t, evs)| {
+                        let early = evs.iter().take_while(|ev| ev.stamp <= stamp).count() as u32;
+                        early.max(prefix.0[t])
+                    })
+                    .collect(),
+            );
+            let mut h = g.clone();
+            h.restrict(&keep);
+            match h.label_mut(r) {
+                Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = Some(a),
+                _ => unreachable!(),
+            }
+            let update = h.label(r).writes() && self.model.enumerates_coherence();
+            if update {
+                h.unplace(r);
+            }
+            // the write's places in coherence order (an update's is next to its source), the
+            // revisited update right after it
+            let positions = if matches!(g.label(a), Label::Update { .. })
+                || !self.model.enumerates_coherence()
+            {
+                vec![None]
+            } else {
+                h.unplace(a);
+                (0..=h.co_of(addr).len()).map(Some).collect()
+            };
+            for at in positions {
+                let mut p = h.clone();
+                if let Some(at) = at {
+                    p.place(a, at);
+                }
+                if update {
+                    let after = p.co_position(a).unwrap() + 1;
+                    p.place(r, after);
+                }
+                if self.model.consistent(&p) {
+                    self.todo.push(p);
+                }
+            }
+        }
+    }
+}
+
+/// Were `r` and every event added after it that `a` does not depend on (in `prefix`) added
+/// maximally? A read reads from the latest write (as the model counts it) among those added
+/// before it or in the prefix; a write is the latest of them in coherence order, where the
+/// model has one, and nothing added before it reads from it (it revisited nothing that stays).
+fn maximal(model: &dyn Model, g: &Graph, r: EventId, a: EventId, prefix: &Prefix) -> bool {
+    let stamp = g.event(r).stamp;
+    g.events()
+        .filter(|&e| e == r || (g.event(e).stamp > stamp && !prefix.contains(e)))
+        .all(|e| added_maximally(model, g, e, a, prefix))
+}
+
+fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix: &Prefix) -> bool {
+    let stamp = g.event(e).stamp;
+    let previous = |x: EventId| g.event(x).stamp <= stamp || prefix.contains(x);
+    let label = g.label(e);
+    let Some(addr) = label.location() else {
+        return true;
+    };
+    if let Some(rf) = label.rf() {
+        if rf.is_some_and(|w| !previous(w)) {
+            return false;
+        }
+        // the revisiting write is not among them (it is not placed yet; an update's read is)
+        if model.latest_write(g, addr, &|x| x != e && previous(x), a) != rf {
+            return false;
+        }
+    }
+    if label.writes() {
+        let read_before = g
+            .events()
+            .any(|x| x != a && g.label(x).rf() == Some(Some(e)) && previous(x));
+        let co_later = g.co_position(e).is_some_and(|p| {
+            g.co_of(addr)[p + 1..]
+                .iter()
+                .any(|&w| w != a && previous(w))
+        });
+        if read_before || co_later {
+            return false;
+        }
+    }
+    true
+}
