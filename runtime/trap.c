@@ -450,7 +450,9 @@ static int needs_event(uint64_t ea, uint64_t size, int private_site) {
  * memory first (a full fence), so that the operation reads what the thread would. */
 static __thread int t_pieces_watched;
 int smc_pieces_begin(uint64_t pc, uint32_t site) {
-    t_pieces_watched = LOAD(&ch->nthreads) > 1;
+    /* (under the graph engine memory never holds the program's stores: pieces are always
+     * events, so that they read and write what the engine says) */
+    t_pieces_watched = LOAD(&ch->nthreads) > 1 || (ch->flags & SMC_FLAG_GRAPH);
     if (!t_pieces_watched && buffered()) smc_stop(SMC_OP_FENCE, 0, 0, 0, 1, pc, 0, site);
     return t_pieces_watched;
 }

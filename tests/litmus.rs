@@ -53,11 +53,21 @@ fn expectations(tsv: &str) -> HashMap<(String, String), (String, u64, u64, u64)>
 /// and no interleaving produces; see ../shared/litmus/README.md).
 #[test]
 fn x86_conformance_with_herd7() {
+    conformance(&[]);
+}
+
+/// The same with the graph engine: every consistent (rf, co) graph once, none blocked.
+#[test]
+fn x86_conformance_with_herd7_graph_engine() {
+    conformance(&["--engine", "graph"]);
+}
+
+fn conformance(engine: &[&str]) {
     let dir = dataset();
     let x86 = dir.join("x86");
     let tsv = x86.join("expected-rmwfix.tsv");
     let expected = expectations(&std::fs::read_to_string(&tsv).unwrap());
-    let r = run(&[
+    let mut args = vec![
         "litmus",
         "--quiet",
         "--json",
@@ -66,7 +76,9 @@ fn x86_conformance_with_herd7() {
         "--expect",
         tsv.to_str().unwrap(),
         x86.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(engine);
+    let r = run(&args);
     let json = r
         .json
         .as_ref()
@@ -97,10 +109,14 @@ fn x86_conformance_with_herd7() {
             res["states"].as_array().unwrap().len() as u64,
         );
         let executions = res["executions"].as_u64().unwrap();
-        if got != (obs.clone(), *pos, *neg, *states) || executions != pos + neg {
+        let blocked = res["blocked"].as_u64().unwrap();
+        if got != (obs.clone(), *pos, *neg, *states)
+            || executions != pos + neg
+            || (!engine.is_empty() && blocked > 0)
+        {
             mismatches.push(format!(
                 "{test:<40} {model:<4} herd7 {obs} {pos} {neg} ({states} states)  smc-run {} {} {} \
-                 ({} states, {executions} executions)",
+                 ({} states, {executions} executions, {blocked} blocked)",
                 got.0, got.1, got.2, got.3
             ));
         }
@@ -114,6 +130,64 @@ fn x86_conformance_with_herd7() {
     );
     assert_eq!(seen, 1091 * 3, "every test under every model");
     assert_eq!(seen, expected.len(), "every expectation was checked");
+    assert_eq!(json["summary"]["mismatches"], 0);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+}
+
+/// Release/acquire (`--model ra`, weak traces) against herd7 with `ra.cat` on every X86 test
+/// without MFENCE (expected-ra.tsv): the observation and the distinct final states (herd
+/// counts candidates with their coherence order, so its counts are not comparable), and no
+/// execution blocked.
+#[test]
+fn x86_release_acquire_with_herd7() {
+    let dir = dataset();
+    let x86 = dir.join("x86");
+    let tsv = x86.join("expected-ra.tsv");
+    let expected = expectations(&std::fs::read_to_string(&tsv).unwrap());
+    let r = run(&[
+        "litmus",
+        "--quiet",
+        "--json",
+        "--model",
+        "ra",
+        "--expect",
+        tsv.to_str().unwrap(),
+        x86.to_str().unwrap(),
+    ]);
+    let json = r
+        .json
+        .as_ref()
+        .unwrap_or_else(|| panic!("no JSON: {}\n{}", r.stdout, r.stderr));
+    let mut mismatches = Vec::new();
+    let mut seen = 0;
+    for res in json["litmus"].as_array().unwrap() {
+        let test = res["test"].as_str().unwrap_or("?");
+        if let Some(e) = res.get("error") {
+            mismatches.push(format!("{test:<40} error: {e}"));
+            continue;
+        }
+        let Some((obs, _, _, states)) = expected.get(&(test.to_string(), "ra".to_string())) else {
+            continue; // a test with MFENCE: RA has no counterpart
+        };
+        seen += 1;
+        let got_obs = res["observation"].as_str().unwrap();
+        let got_states = res["states"].as_array().unwrap().len() as u64;
+        let blocked = res["blocked"].as_u64().unwrap();
+        if (got_obs, got_states, blocked) != (obs.as_str(), *states, 0) {
+            mismatches.push(format!(
+                "{test:<40} herd7 {obs} ({states} states)  smc-run {got_obs} ({got_states} \
+                 states, {blocked} blocked)"
+            ));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} results differ from herd7:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+    assert_eq!(seen, 464, "every test of expected-ra.tsv");
+    assert_eq!(seen, expected.len());
     assert_eq!(json["summary"]["mismatches"], 0);
     assert_eq!(r.status, 0, "{}", r.stderr);
 }

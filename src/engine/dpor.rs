@@ -13,8 +13,7 @@ use smallvec::SmallVec;
 use super::buffer::{Buffers, Entry};
 use super::sync::SyncState;
 use super::{
-    Config, Ended, ExecError, Executor, ProcessEnd, Progress, RuntimeErrorKind, SlotState,
-    Snapshot, Split,
+    Config, Ended, ExecError, Executor, Progress, RuntimeErrorKind, SlotState, Snapshot, Split,
 };
 use crate::event::{
     Event, FenceKind, Footprint, Op, Pending, Reply, ScriptStep, TargetAddr, ThreadId,
@@ -823,8 +822,8 @@ mod sections;
 mod split_top;
 
 use history::{word_masks, WordHistory};
-pub(super) use reports::renumber;
-use reports::{le_value, names, panic_message, signal_name, uncaught_exception};
+use reports::{le_value, names, panic_message, uncaught_exception};
+pub(super) use reports::{renumber, signal_name};
 use sections::{Asleep, SectionBody};
 use split_top::Splitting;
 

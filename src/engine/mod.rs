@@ -15,7 +15,7 @@ pub mod trust;
 
 use crate::event::{Pending, StoreBytes};
 use crate::event::{Reply, ScriptStep};
-use crate::results::{Observation, Outcome, Output, Stats, Step};
+use crate::results::{ErrorKind, Observation, Outcome, Output, Stats, Step};
 
 pub use dpor::{explore, explore_part, replay};
 
@@ -197,6 +197,68 @@ pub trait Executor {
     ) -> Result<Option<Outcome>, ExecError> {
         let _ = (model, cfg, split, progress);
         Ok(None)
+    }
+}
+
+/// What the end of an execution's process means.
+pub(crate) enum EndVerdict {
+    Complete,
+    /// Cut at a limit of the checker's.
+    Bounded,
+    Error {
+        kind: ErrorKind,
+        message: String,
+        /// The failing slot, instruction and data address.
+        fault: Option<(u32, u64, u64)>,
+        signal: Option<i32>,
+    },
+}
+
+/// The verdict on an ended execution (a panic's message is read from the output later, with
+/// the counterexample's).
+pub(crate) fn end_verdict(ended: &Ended, allow_exit_status: bool) -> EndVerdict {
+    let Some(err) = &ended.error else {
+        return match ended.how {
+            ProcessEnd::Signaled(sig) => EndVerdict::Error {
+                kind: ErrorKind::Crash,
+                message: format!(
+                    "the program was killed by signal {} ({})",
+                    sig,
+                    dpor::signal_name(sig)
+                ),
+                fault: None,
+                signal: Some(sig),
+            },
+            ProcessEnd::Exited(status) if status != 0 && !allow_exit_status => EndVerdict::Error {
+                kind: ErrorKind::Exit,
+                message: format!("the program exited with status {status}"),
+                fault: None,
+                signal: None,
+            },
+            ProcessEnd::Exited(_) => EndVerdict::Complete,
+        };
+    };
+    let fault = err.slot.map(|s| (s, err.pc, err.addr));
+    let (kind, message, signal) = match err.kind {
+        RuntimeErrorKind::Limit => return EndVerdict::Bounded,
+        RuntimeErrorKind::Panic => (ErrorKind::Panic, "panic".to_string(), None),
+        RuntimeErrorKind::Assertion | RuntimeErrorKind::Verifier => {
+            (ErrorKind::Assertion, err.message.clone(), None)
+        }
+        RuntimeErrorKind::Signal(sig) => {
+            let message = match sig {
+                libc::SIGABRT => "abort() called".to_string(),
+                libc::SIGFPE | libc::SIGILL | libc::SIGTRAP => dpor::signal_name(sig).to_string(),
+                _ => format!("{} at address {:#x}", dpor::signal_name(sig), err.addr),
+            };
+            (ErrorKind::Crash, message, Some(sig))
+        }
+    };
+    EndVerdict::Error {
+        kind,
+        message,
+        fault,
+        signal,
     }
 }
 

@@ -3,6 +3,7 @@
 //! works on (runs, clocks, word histories, checkpoints) is defined in the parent module.
 
 use super::*;
+use crate::engine::EndVerdict;
 
 impl<'a> Explorer<'a> {
     /// An exploration from the start, alone.
@@ -794,56 +795,19 @@ impl<'a> Explorer<'a> {
             .and_then(|e| e.slot)
             .and_then(|s| run.slot_tid.get(s as usize).copied());
         self.analyse_pending_cut_off(run, ender);
-        let Some(err) = ended.error else {
-            return match ended.how {
-                ProcessEnd::Signaled(sig) => {
-                    let msg = format!(
-                        "the program was killed by signal {} ({})",
-                        sig,
-                        signal_name(sig)
-                    );
-                    RunEnd::Error(self.counterexample(run, ErrorKind::Crash, msg, None, Some(sig)))
-                }
-                ProcessEnd::Exited(status) if status != 0 && !self.cfg.allow_exit_status => {
-                    let msg = format!("the program exited with status {status}");
-                    RunEnd::Error(self.counterexample(run, ErrorKind::Exit, msg, None, None))
-                }
-                ProcessEnd::Exited(_) => RunEnd::Complete,
-            };
-        };
-        let thread = err.slot.and_then(|s| run.slot_tid.get(s as usize).copied());
-        let fault = thread.map(|t| (t, err.pc, err.addr));
-        match err.kind {
-            RuntimeErrorKind::Limit => RunEnd::Bounded,
-            // (the message is read from the output with the counterexample's)
-            RuntimeErrorKind::Panic => RunEnd::Error(self.counterexample(
-                run,
-                ErrorKind::Panic,
-                "panic".to_string(),
+        match super::super::end_verdict(&ended, self.cfg.allow_exit_status) {
+            EndVerdict::Complete => RunEnd::Complete,
+            EndVerdict::Bounded => RunEnd::Bounded,
+            EndVerdict::Error {
+                kind,
+                message,
                 fault,
-                None,
-            )),
-            RuntimeErrorKind::Assertion => RunEnd::Error(self.counterexample(
-                run,
-                ErrorKind::Assertion,
-                err.message,
-                fault,
-                None,
-            )),
-            RuntimeErrorKind::Verifier => RunEnd::Error(self.counterexample(
-                run,
-                ErrorKind::Assertion,
-                err.message,
-                fault,
-                None,
-            )),
-            RuntimeErrorKind::Signal(sig) => {
-                let msg = match sig {
-                    libc::SIGABRT => "abort() called".to_string(),
-                    libc::SIGFPE | libc::SIGILL | libc::SIGTRAP => signal_name(sig).to_string(),
-                    _ => format!("{} at address {:#x}", signal_name(sig), err.addr),
-                };
-                RunEnd::Error(self.counterexample(run, ErrorKind::Crash, msg, fault, Some(sig)))
+                signal,
+            } => {
+                let fault = fault.and_then(|(slot, pc, addr)| {
+                    run.slot_tid.get(slot as usize).map(|&t| (t, pc, addr))
+                });
+                RunEnd::Error(self.counterexample(run, kind, message, fault, signal))
             }
         }
     }

@@ -91,7 +91,7 @@ pub(super) fn names(ts: &[ThreadId]) -> String {
         .join(", ")
 }
 
-pub(super) fn signal_name(sig: i32) -> &'static str {
+pub(in crate::engine) fn signal_name(sig: i32) -> &'static str {
     match sig {
         libc::SIGSEGV => "SIGSEGV (segmentation fault)",
         libc::SIGBUS => "SIGBUS (bus error)",

@@ -22,7 +22,7 @@ use crate::graph::{EventId, Graph, Label};
 use crate::model::Model;
 use crate::results::{Counterexample, ErrorKind, Outcome, ThreadInfo};
 
-use super::{Config, ExecError, Executor, Progress, RuntimeErrorKind, SlotState, Snapshot};
+use super::{Config, EndVerdict, ExecError, Executor, Progress, SlotState, Snapshot};
 
 #[cfg(test)]
 mod brute_force;
@@ -46,6 +46,7 @@ pub fn explore(
         slots: Vec::new(),
         trace: Vec::new(),
         converted: None,
+        locations: Locations::default(),
     };
     while let Some(g) = trust.todo.pop() {
         trust.run(g)?;
@@ -84,6 +85,34 @@ struct Trust<'a> {
     /// A compare-exchange added as a read that wrote when it ran: now an update, whose place
     /// and revisits are still to be made.
     converted: Option<EventId>,
+    locations: Locations,
+}
+
+/// The locations accessed in the exploration: the graph engine takes an access as reading or
+/// writing one location as a whole, so accesses of other sizes or offsets overlapping it are
+/// refused, not explored wrongly.
+#[derive(Default)]
+struct Locations(std::collections::BTreeMap<u64, u32>);
+
+impl Locations {
+    fn check(&mut self, addr: u64, size: u32) -> Result<(), ExecError> {
+        let end = addr + size as u64;
+        let before = self.0.range(..=addr).next_back();
+        let overlapping = before
+            .filter(|(&a, &s)| a + s as u64 > addr)
+            .into_iter()
+            .chain(self.0.range(addr + 1..end))
+            .find(|(&a, &s)| (a, s) != (addr, size));
+        if let Some((&a, &s)) = overlapping {
+            return Err(ExecError::Fatal(format!(
+                "the graph engine does not support accesses of different sizes to the same \
+                 memory yet ({size} bytes at {addr:#x}, {s} bytes at {a:#x}; use --engine \
+                 interleaving)"
+            )));
+        }
+        self.0.insert(addr, size);
+        Ok(())
+    }
 }
 
 /// The label an operation adds, before its outcome is known (a read's source, a write's
@@ -127,7 +156,7 @@ fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
         Op::ProcessExit { .. } | Op::Assume { .. } => return Ok(None),
         _ => {
             return Err(ExecError::Fatal(format!(
-                "the graph engine does not support `{}` yet (use --engine interleaving)",
+                "the graph engine (--model ra, --engine graph) does not support `{}` yet",
                 op.kind_name()
             )))
         }
@@ -209,10 +238,16 @@ impl Trust<'_> {
             ev.value_read = executed.as_ref().and_then(|x| x.read);
         }
         if g.label(e).writes() {
-            let Some(stored) = executed.as_ref().and_then(|x| x.stored.clone()) else {
-                return Err(ExecError::Fatal(
-                    "internal: a store's bytes were not reported (stores must be buffered)".into(),
-                ));
+            let stored = match executed.as_ref().and_then(|x| x.stored.clone()) {
+                Some(s) => s,
+                // the store faulted and ended the process
+                None if snap.ended.is_some() => StoreBytes::new(),
+                None => {
+                    return Err(ExecError::Fatal(
+                        "internal: a store's bytes were not reported (stores must be buffered)"
+                            .into(),
+                    ))
+                }
             };
             ev.value_written = Some(le_value(&stored));
             ev.bytes = Some(stored.clone());
@@ -276,42 +311,89 @@ impl Trust<'_> {
     fn run(&mut self, mut g: Graph) -> Result<(), ExecError> {
         let mut snap = self.replay(&mut g)?;
         let mut steps = g.len();
+        // A thread whose step ended the process with an error while others could still run:
+        // run again, with it last, so that their events are in the graph too (and revisit).
+        let mut last: Option<u32> = None;
+        let mut before = Snapshot::default();
+        let mut stepped: Option<u32> = None;
+        // the event the last step added, and how many graphs were left to visit before it
+        let mut added: Option<(EventId, usize)> = None;
         loop {
             if !self.settle_converted(&mut g) {
                 self.outcome.stats.blocked += 1;
                 return self.exec.end();
             }
             if let Some(ended) = &snap.ended {
-                let error = ended.error.as_ref().map(|e| {
-                    let kind = match e.kind {
-                        RuntimeErrorKind::Assertion | RuntimeErrorKind::Verifier => {
-                            ErrorKind::Assertion
+                let verdict = super::end_verdict(ended, self.cfg.allow_exit_status);
+                if let (EndVerdict::Error { kind, message, .. }, Some(slot)) = (&verdict, stepped) {
+                    let others = self.next_but(&before, Some(slot)).is_some();
+                    if self.cfg.keep_going && last.is_none() && others {
+                        // (noted now: the run with the others first may end in another)
+                        self.note_error(&snap, &g, kind.clone(), message.clone());
+                        // the thread's last event goes again after the others' (its branches
+                        // with it, made again then)
+                        self.exec.end()?;
+                        if let Some((e, branches)) = added.take() {
+                            g.unplace(e);
+                            g.threads[e.thread as usize].pop();
+                            self.todo.truncate(branches);
                         }
-                        RuntimeErrorKind::Signal(_) => ErrorKind::Crash,
-                        RuntimeErrorKind::Panic => ErrorKind::Panic,
-                        RuntimeErrorKind::Limit => ErrorKind::Hang,
-                    };
-                    (kind, e.message.clone())
-                });
+                        last = Some(slot);
+                        snap = self.replay(&mut g)?;
+                        steps = g.len();
+                        continue;
+                    }
+                }
                 self.outcome.stats.events += steps as u64;
                 self.outcome.stats.depth = steps as u64;
-                self.finish(&snap, &g, error);
+                match verdict {
+                    EndVerdict::Complete => self.finish(&snap, &g, None),
+                    EndVerdict::Bounded => self.outcome.stats.bounded += 1,
+                    EndVerdict::Error { kind, message, .. } => {
+                        self.finish(&snap, &g, Some((kind, message)))
+                    }
+                }
                 return self.exec.end();
             }
             if steps >= self.cfg.max_steps {
                 self.outcome.stats.bounded += 1;
                 return self.exec.end();
             }
-            let Some((slot, p)) = self.next(&snap) else {
-                // every thread waits for one that never ends
-                self.finish(
-                    &snap,
-                    &g,
-                    Some((ErrorKind::Deadlock, "every thread waits".to_string())),
-                );
+            let next = self
+                .next_but(&snap, last)
+                .or_else(|| self.next_but(&snap, None));
+            let Some((slot, p)) = next else {
+                let hung = snap.slots.iter().any(|v| v.state == SlotState::Hung);
+                let (kind, message) = if hung {
+                    (
+                        ErrorKind::Hang,
+                        format!(
+                            "a thread {} without reaching another visible operation; see \
+                             --exec-timeout",
+                            crate::results::TIMEOUT_HANG
+                        ),
+                    )
+                } else {
+                    (
+                        ErrorKind::Deadlock,
+                        "deadlock: every live thread is blocked".to_string(),
+                    )
+                };
+                self.finish(&snap, &g, Some((kind, message)));
                 return self.exec.end();
             };
+            if let Op::ProcessExit { handlers: true, .. } = p.op {
+                if self.next_but(&snap, Some(slot)).is_some() {
+                    return Err(ExecError::Fatal(
+                        "the graph engine does not support an exit with exit handlers while \
+                         other threads run yet (use --engine interleaving)"
+                            .into(),
+                    ));
+                }
+            }
             let thread = self.slots[slot as usize];
+            before.slots.clone_from(&snap.slots);
+            stepped = Some(slot);
             if let Op::Assume { cond } = p.op {
                 if !cond {
                     // an execution the program rules out
@@ -321,10 +403,21 @@ impl Trust<'_> {
             }
             let Some(mut label) = label_of(&p.op, &self.slots)? else {
                 // the process exits, or an assumption holds: no event
+                if let Op::ProcessExit { .. } = p.op {
+                    self.commit_latest(&g)?;
+                }
                 snap = self.exec.step(slot, &Reply::default())?;
+                added = None;
                 self.trace.push(Event::from_pending(ThreadId(thread), &p));
                 continue;
             };
+            if let (
+                Some(addr),
+                Label::Read { size, .. } | Label::Write { size, .. } | Label::Update { size, .. },
+            ) = (label.location(), &label)
+            {
+                self.locations.check(addr, *size)?;
+            }
             if let Label::Spawn { child } = &mut label {
                 let at = EventId {
                     thread,
@@ -333,6 +426,7 @@ impl Trust<'_> {
                 *child = g.add_thread(Some(at));
             }
             let e = g.push(thread, label, p.pc);
+            added = Some((e, self.todo.len()));
             steps += 1;
             match g.label(e).clone() {
                 Label::Read { addr, .. } | Label::Update { addr, .. } => {
@@ -371,12 +465,38 @@ impl Trust<'_> {
         }
     }
 
-    /// The lowest graph thread with an operation that can run: a join once its thread has
-    /// exited, the end of the process once every other thread has.
-    fn next(&self, snap: &Snapshot) -> Option<(u32, Pending)> {
+    /// Before the process exits, memory gets what the exit handlers and the rest of the
+    /// process would see: each location's latest write (memory never held the program's
+    /// stores, which the runtime undid).
+    fn commit_latest(&mut self, g: &Graph) -> Result<(), ExecError> {
+        let mut addrs: Vec<u64> = g.events().filter_map(|e| g.label(e).location()).collect();
+        addrs.sort_unstable();
+        addrs.dedup();
+        for addr in addrs {
+            let latest = self.model.latest_write(
+                g,
+                addr,
+                &|_| true,
+                EventId {
+                    thread: u32::MAX,
+                    index: 0,
+                },
+            );
+            if let Some(bytes) = latest.and_then(|w| g.label(w).written()) {
+                if !bytes.is_empty() {
+                    self.exec.commit(addr, bytes)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The lowest graph thread but the one in slot `but` with an operation that can run: a
+    /// join once its thread has exited, the end of the process once every other thread has.
+    fn next_but(&self, snap: &Snapshot, but: Option<u32>) -> Option<(u32, Pending)> {
         let mut best: Option<(u32, u32, Pending)> = None;
         for slot in 0..snap.slots.len() as u32 {
-            let Some(p) = stopped(snap, slot) else {
+            let Some(p) = stopped(snap, slot).filter(|_| Some(slot) != but) else {
                 continue;
             };
             let enabled = match p.op {
@@ -384,12 +504,13 @@ impl Trust<'_> {
                     snap.slots.get(s as usize).map(|v| &v.state),
                     Some(SlotState::Exited)
                 ),
-                ref op if op.exits_last() => {
-                    (0..snap.slots.len() as u32).all(|s| s == slot || stopped(snap, s).is_none())
-                }
+                ref op if op.exits_last() => (0..snap.slots.len() as u32)
+                    .all(|s| s == slot || Some(s) == but || stopped(snap, s).is_none()),
                 _ => true,
             };
-            let thread = self.slots[slot as usize];
+            let Some(&thread) = self.slots.get(slot as usize) else {
+                continue;
+            };
             if enabled && best.as_ref().is_none_or(|b| thread < b.1) {
                 best = Some((slot, thread, p));
             }
@@ -400,13 +521,20 @@ impl Trust<'_> {
     /// An execution ended (with an error, or none).
     fn finish(&mut self, snap: &Snapshot, g: &Graph, error: Option<(ErrorKind, String)>) {
         self.outcome.stats.executions += 1;
-        let Some((kind, message)) = error else {
-            let observed = self.exec.observed();
-            if !observed.is_empty() {
-                *self.outcome.observations.entry(observed).or_default() += 1;
+        match error {
+            Some((kind, message)) => self.note_error(snap, g, kind, message),
+            None => {
+                let observed = self.exec.observed();
+                if !observed.is_empty() {
+                    *self.outcome.observations.entry(observed).or_default() += 1;
+                }
             }
-            return;
-        };
+        }
+    }
+
+    /// An error the running execution ended in: counted with its kind and message, the first
+    /// of each kept with its counterexample.
+    fn note_error(&mut self, snap: &Snapshot, g: &Graph, kind: ErrorKind, message: String) {
         let found = (0, self.outcome.stats.executions);
         if let Some((_, n)) = self
             .outcome
