@@ -38,9 +38,11 @@ struct Program {
     group: &'static str,
     source: &'static str,
     defines: Vec<String>,
-    expect: Option<[&'static str; 3]>,
+    expect: Option<Vec<&'static str>>,
     full: bool,
     jobs: usize,
+    /// The models it is checked under (`MODELS` unless a row says otherwise).
+    models: &'static [&'static str],
 }
 
 fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Program {
@@ -51,12 +53,17 @@ fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Progr
         expect: None,
         full: false,
         jobs: 1,
+        models: &MODELS,
     }
 }
 
 impl Program {
-    fn expect(mut self, v: [&'static str; 3]) -> Program {
-        self.expect = Some(v);
+    fn expect<const N: usize>(mut self, v: [&'static str; N]) -> Program {
+        self.expect = Some(v.to_vec());
+        self
+    }
+    fn models(mut self, models: &'static [&'static str]) -> Program {
+        self.models = models;
         self
     }
     fn full_only(mut self, full: bool) -> Program {
@@ -141,6 +148,39 @@ fn suite() -> Vec<Program> {
         let d = format!("-DN={n}");
         v.push(program("scaling", "benches/programs/writers.c", &[&d]).full_only(n > 4));
     }
+    // release/acquire (the graph engine over weak traces): Tracer's families
+    for n in 2..=8 {
+        let d = format!("-DN={n}");
+        v.push(
+            program("ra", "tests/programs/ra/writers.c", &[&d])
+                .models(&["ra"])
+                .expect([OK])
+                .full_only(n > 5),
+        );
+    }
+    for n in [2, 5, 10, 20] {
+        let d = format!("-DN={n}");
+        v.push(
+            program("ra", "tests/programs/ra/two_writers.c", &[&d])
+                .models(&["ra"])
+                .expect([OK])
+                .full_only(n > 5),
+        );
+    }
+    for n in [4, 6, 7] {
+        let d = format!("-DN={n}");
+        v.push(
+            program("ra", "benches/programs/sigma.c", &[&d])
+                .models(&["ra"])
+                .expect([OK])
+                .full_only(n > 6),
+        );
+    }
+    v.push(
+        program("ra", "tests/programs/tso/iriw.c", &[])
+            .models(&["ra"])
+            .expect([ERR]),
+    );
     for t in 10..=16 {
         let d = format!("-DTHREADS={t}");
         v.push(
@@ -221,7 +261,7 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// A run's figures as a row of program `p` under `MODELS[m]` (`wall`, `rss`: from wait4).
+/// A run's figures as a row of program `p` under `p.models[m]` (`wall`, `rss`: from wait4).
 fn row_of(p: &Program, m: usize, report: &Value, wall: f64, rss: i64) -> Row {
     let executions = report["executions"].as_u64().unwrap_or(0);
     let startup_s = report["startup_s"].as_f64().unwrap_or(0.0);
@@ -229,9 +269,9 @@ fn row_of(p: &Program, m: usize, report: &Value, wall: f64, rss: i64) -> Row {
     Row {
         name: p.name(),
         group: p.group,
-        model: MODELS[m],
+        model: p.models[m],
         verdict: report["verdict"].as_str().unwrap_or("?").to_string(),
-        expected: p.expect.map(|e| e[m]),
+        expected: p.expect.as_ref().map(|e| e[m]),
         executions,
         blocked: report["blocked"].as_u64().unwrap_or(0),
         events: report["events"].as_u64().unwrap_or(0),
@@ -497,10 +537,10 @@ fn main() {
             }
         };
         // the models, and the other checker, take turns run by run
-        let mut runs: [Vec<Row>; 3] = Default::default();
-        let mut other: [Vec<f64>; 3] = Default::default();
+        let mut runs: Vec<Vec<Row>> = p.models.iter().map(|_| Vec::new()).collect();
+        let mut other: Vec<Vec<f64>> = vec![Vec::new(); p.models.len()];
         for _ in 0..repeat {
-            for (m, model) in MODELS.iter().enumerate() {
+            for (m, model) in p.models.iter().enumerate() {
                 let (report, wall, rss) = run(&checker, model);
                 runs[m].push(row_of(p, m, &report, wall, rss));
                 if let Some(c) = &against {
@@ -514,7 +554,7 @@ fn main() {
                 eprintln!(
                     "{} under {}: runs differ in verdict or executions",
                     p.name(),
-                    MODELS[m]
+                    p.models[m]
                 );
                 std::process::exit(1);
             };
