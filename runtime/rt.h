@@ -124,6 +124,13 @@ static inline void commit_bytes(uint64_t addr, const uint8_t *bytes, uint32_t si
     if (addr >= 4096 && size <= SMC_MAX_ACCESS) memcpy((void *)addr, bytes, size);
 }
 
+/* Is [addr, addr + size) on a thread's stack (the slots' stack area, main's stack)? */
+static inline int on_a_stack(uint64_t addr, uint64_t size) {
+    uint64_t area = (uint64_t)(uintptr_t)g_stack_area;
+    if (area && addr + size > area && addr < area + SMC_STACK_SPAN * SMC_MAX_THREADS) return 1;
+    return addr + size > g_main_stack_lo && addr < g_main_stack_hi;
+}
+
 /* ---- worker.c ---- */
 
 struct smc_engine_ops;

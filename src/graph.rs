@@ -111,6 +111,9 @@ pub struct GraphEvent {
     pub stamp: u32,
     /// Where its thread was stopped, for checking a replay.
     pub pc: u64,
+    /// The thread's state at a read (registers and stack: `Pending::hash`), to tell an await
+    /// loop's iterations apart.
+    pub hash: u64,
 }
 
 /// A set of events closed under program order: how many events of each thread it holds.
@@ -193,7 +196,7 @@ impl Graph {
     }
 
     /// Appends an event to `thread`'s program order.
-    pub fn push(&mut self, thread: u32, label: Label, pc: u64) -> EventId {
+    pub fn push(&mut self, thread: u32, label: Label, pc: u64, hash: u64) -> EventId {
         let evs = &mut self.threads[thread as usize];
         let id = EventId {
             thread,
@@ -203,6 +206,7 @@ impl Graph {
             label,
             stamp: self.next_stamp,
             pc,
+            hash,
         });
         self.next_stamp += 1;
         id

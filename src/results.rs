@@ -65,6 +65,10 @@ pub struct Counterexample {
     pub schedule: Vec<Step>,
     /// Stores went through store buffers (TSO, PSO): memory changes at updates.
     pub buffered: bool,
+    /// Which write each read of the trace read from, as the engine chose it (the graph
+    /// engine): (the read's index in `trace`, its write's, `None`: the initial value). Empty:
+    /// each read read the latest write to memory before it.
+    pub sources: Vec<(usize, Option<usize>)>,
     /// Heap blocks the execution allocated, in order: (address, size, call site).
     pub heap: Vec<(u64, u64, u64)>,
     /// What the execution wrote to stdout and stderr, when captured.

@@ -307,6 +307,8 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     };
     let saved = match &replay {
         Some(_) => Vec::new(),
+        // (a graph engine's execution has no schedule to replay yet)
+        None if cli.engine.graph(model.as_ref())? => Vec::new(),
         None => {
             let args: Vec<String> = args
                 .iter()

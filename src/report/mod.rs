@@ -82,6 +82,9 @@ fn thread_label(sym: &Symbolizer, threads: &[ThreadInfo], t: ThreadId) -> String
 /// initial value). Under TSO/PSO memory changes at updates, except that a load served from its
 /// own thread's buffer reads that thread's latest store.
 pub fn reads_from(cx: &Counterexample, i: usize) -> Option<Option<usize>> {
+    if !cx.sources.is_empty() {
+        return cx.sources.iter().find(|s| s.0 == i).map(|s| s.1);
+    }
     let e = &cx.trace[i];
     let read = matches!(
         e.op,

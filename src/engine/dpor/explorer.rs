@@ -886,6 +886,7 @@ impl<'a> Explorer<'a> {
             signal,
             schedule,
             buffered: run.buffers.is_some(),
+            sources: Vec::new(),
             heap: Vec::new(),
             output: None,
             found: (0, 0),

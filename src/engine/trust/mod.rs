@@ -45,6 +45,7 @@ pub fn explore(
         outcome: Outcome::default(),
         slots: Vec::new(),
         trace: Vec::new(),
+        trace_events: Vec::new(),
         converted: None,
         locations: Locations::default(),
     };
@@ -80,8 +81,10 @@ struct Trust<'a> {
     outcome: Outcome,
     /// The graph thread of each slot of the running execution.
     slots: Vec<u32>,
-    /// What the running execution did, step by step (for a counterexample).
+    /// What the running execution did, step by step (for a counterexample), and the graph
+    /// event of each step.
     trace: Vec<Event>,
+    trace_events: Vec<Option<EventId>>,
     /// A compare-exchange added as a read that wrote when it ran: now an update, whose place
     /// and revisits are still to be made.
     converted: Option<EventId>,
@@ -250,12 +253,12 @@ impl Trust<'_> {
                 }
             };
             ev.value_written = Some(le_value(&stored));
-            ev.bytes = Some(stored.clone());
             if let Label::Write { bytes, .. } | Label::Update { bytes, .. } = g.label_mut(e) {
                 *bytes = stored;
             }
         }
         self.trace.push(ev);
+        self.trace_events.push(Some(e));
         Ok(snap)
     }
 
@@ -264,6 +267,7 @@ impl Trust<'_> {
         let mut snap = self.exec.begin()?;
         self.slots = vec![0];
         self.trace.clear();
+        self.trace_events.clear();
         self.converted = None;
         if g.threads.is_empty() {
             g.add_thread(None);
@@ -326,7 +330,7 @@ impl Trust<'_> {
             if let Some(ended) = &snap.ended {
                 let verdict = super::end_verdict(ended, self.cfg.allow_exit_status);
                 if let (EndVerdict::Error { kind, message, .. }, Some(slot)) = (&verdict, stepped) {
-                    let others = self.next_but(&before, Some(slot)).is_some();
+                    let others = self.next_but(&g, &before, Some(slot)).is_some();
                     if self.cfg.keep_going && last.is_none() && others {
                         // (noted now: the run with the others first may end in another)
                         self.note_error(&snap, &g, kind.clone(), message.clone());
@@ -360,9 +364,32 @@ impl Trust<'_> {
                 return self.exec.end();
             }
             let next = self
-                .next_but(&snap, last)
-                .or_else(|| self.next_but(&snap, None));
+                .next_but(&g, &snap, last)
+                .or_else(|| self.next_but(&g, &snap, None));
             let Some((slot, p)) = next else {
+                // threads that wait in an await loop: if another iteration could read another
+                // write, the graph where the waiting read reads it is visited too (one of its
+                // sources, or a revisit), and this one is redundant; if none could, it spins
+                // forever
+                let waiting: Vec<EventId> = (0..snap.slots.len() as u32)
+                    .filter_map(|s| {
+                        let p = stopped(&snap, s)?;
+                        awaiting(&g, *self.slots.get(s as usize)?, &p)
+                    })
+                    .collect();
+                if waiting.iter().any(|&r| self.could_read_another(&g, r)) {
+                    self.outcome.stats.blocked += 1;
+                    return self.exec.end();
+                }
+                if !waiting.is_empty() {
+                    let message = format!(
+                        "livelock: {} spin forever re-reading memory that no other thread \
+                         changes",
+                        names_of(&waiting)
+                    );
+                    self.finish(&snap, &g, Some((ErrorKind::Hang, message)));
+                    return self.exec.end();
+                }
                 let hung = snap.slots.iter().any(|v| v.state == SlotState::Hung);
                 let (kind, message) = if hung {
                     (
@@ -383,7 +410,7 @@ impl Trust<'_> {
                 return self.exec.end();
             };
             if let Op::ProcessExit { handlers: true, .. } = p.op {
-                if self.next_but(&snap, Some(slot)).is_some() {
+                if self.next_but(&g, &snap, Some(slot)).is_some() {
                     return Err(ExecError::Fatal(
                         "the graph engine does not support an exit with exit handlers while \
                          other threads run yet (use --engine interleaving)"
@@ -409,6 +436,7 @@ impl Trust<'_> {
                 snap = self.exec.step(slot, &Reply::default())?;
                 added = None;
                 self.trace.push(Event::from_pending(ThreadId(thread), &p));
+                self.trace_events.push(None);
                 continue;
             };
             if let (
@@ -425,7 +453,7 @@ impl Trust<'_> {
                 };
                 *child = g.add_thread(Some(at));
             }
-            let e = g.push(thread, label, p.pc);
+            let e = g.push(thread, label, p.pc, p.hash);
             added = Some((e, self.todo.len()));
             steps += 1;
             match g.label(e).clone() {
@@ -491,14 +519,43 @@ impl Trust<'_> {
         Ok(())
     }
 
+    /// Could another read of `r`'s thread, right after it, read another write than `r` did?
+    fn could_read_another(&self, g: &Graph, r: EventId) -> bool {
+        let (Some(addr), Some(rf)) = (g.label(r).location(), g.label(r).rf()) else {
+            return false;
+        };
+        let size = match g.label(r) {
+            Label::Read { size, .. } => *size,
+            _ => return false,
+        };
+        let writes: Vec<EventId> = g
+            .events()
+            .filter(|&w| g.label(w).writes() && g.label(w).location() == Some(addr))
+            .collect();
+        std::iter::once(None)
+            .chain(writes.into_iter().map(Some))
+            .filter(|&w| w != rf)
+            .any(|w| {
+                let mut h = g.clone();
+                h.push(r.thread, Label::Read { addr, size, rf: w }, 0, 0);
+                self.model.consistent(&h)
+            })
+    }
+
     /// The lowest graph thread but the one in slot `but` with an operation that can run: a
     /// join once its thread has exited, the end of the process once every other thread has.
-    fn next_but(&self, snap: &Snapshot, but: Option<u32>) -> Option<(u32, Pending)> {
+    fn next_but(&self, g: &Graph, snap: &Snapshot, but: Option<u32>) -> Option<(u32, Pending)> {
         let mut best: Option<(u32, u32, Pending)> = None;
         for slot in 0..snap.slots.len() as u32 {
             let Some(p) = stopped(snap, slot).filter(|_| Some(slot) != but) else {
                 continue;
             };
+            let Some(&thread) = self.slots.get(slot as usize) else {
+                continue;
+            };
+            if awaiting(g, thread, &p).is_some() {
+                continue;
+            }
             let enabled = match p.op {
                 Op::Join { slot: s } => matches!(
                     snap.slots.get(s as usize).map(|v| &v.state),
@@ -507,9 +564,6 @@ impl Trust<'_> {
                 ref op if op.exits_last() => (0..snap.slots.len() as u32)
                     .all(|s| s == slot || Some(s) == but || stopped(snap, s).is_none()),
                 _ => true,
-            };
-            let Some(&thread) = self.slots.get(slot as usize) else {
-                continue;
             };
             if enabled && best.as_ref().is_none_or(|b| thread < b.1) {
                 best = Some((slot, thread, p));
@@ -555,9 +609,20 @@ impl Trust<'_> {
                 buffer_of: None,
             })
             .collect();
+        let at = |e: EventId| self.trace_events.iter().position(|&x| x == Some(e));
+        let sources = self
+            .trace_events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &e)| {
+                let rf = g.label(e?).rf()?;
+                Some((i, rf.and_then(at)))
+            })
+            .collect();
         let mut c = Counterexample {
             kind,
             message,
+            sources,
             trace: std::mem::take(&mut self.trace),
             threads,
             fault: None,
@@ -573,6 +638,37 @@ impl Trust<'_> {
             self.outcome.error = Some(c.clone());
         }
         self.outcome.errors.push((c, 1));
+    }
+}
+
+/// The read `thread` waits at in an await loop: its pending load repeats its last event, a
+/// read of the same location from the same instruction in the same state (so reading what it
+/// read then changes nothing; a later write revisits that read instead).
+fn awaiting(g: &Graph, thread: u32, p: &Pending) -> Option<EventId> {
+    let addr = match p.op {
+        Op::Load { addr, .. } | Op::Cas { addr, .. } => addr.0,
+        _ => return None,
+    };
+    // (a yield between iterations changes nothing)
+    let evs = g.threads.get(thread as usize)?;
+    let index = evs.iter().rposition(|ev| ev.label != Label::Local)?;
+    let last = &evs[index];
+    let repeats = matches!(last.label, Label::Read { addr: a, .. } if a == addr)
+        && last.pc == p.pc
+        && last.hash == p.hash;
+    repeats.then_some(EventId {
+        thread,
+        index: index as u32,
+    })
+}
+
+/// "T1", "T1 and T2", "T1, T2 and T3": threads as the counterexample numbers them.
+fn names_of(events: &[EventId]) -> String {
+    let names: Vec<String> = events.iter().map(|e| format!("T{}", e.thread)).collect();
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 

@@ -182,7 +182,7 @@ fn ra_consistency_equals_brute_force() {
                         },
                         _ => unreachable!(),
                     };
-                    g.push(t as u32, label, 0);
+                    g.push(t as u32, label, 0, 0);
                 }
             }
             let id = |(t, i): (usize, usize)| EventId {
