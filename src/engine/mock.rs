@@ -49,6 +49,21 @@ pub fn store(a: u64, v: u64) -> (Op, u64) {
         v,
     )
 }
+/// The random numbers of the brute-force tests (a linear congruential generator: the same
+/// programs on every machine).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
 /// Atomically adds `v` (a locked `xadd`).
 pub fn fetch_add(a: u64, v: u64) -> (Op, u64) {
     (

@@ -116,13 +116,8 @@ fn executions_equal_mazurkiewicz_traces_with_atomic_sections() {
 /// Random programs of 2 or 3 threads of 1 to 3 accesses to 3 words, with a stretch of some
 /// threads in a mutex (or, with `sections`, in a mutex or an atomic section).
 fn check_random_programs(seed: u64, programs: usize, sections: bool) {
-    let mut seed = seed;
-    let mut next = move |n: u64| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 33) % n
-    };
+    let mut lcg = super::super::mock::Lcg(seed);
+    let mut next = move |n: u64| lcg.below(n);
     for _ in 0..programs {
         let nthreads = 2 + next(2) as usize;
         let threads: Vec<Vec<(Op, u64)>> = (0..nthreads)

@@ -109,13 +109,8 @@ fn explore(
 }
 
 fn check(model: &dyn Model, pso: bool, programs: usize, seed: u64, sections: bool) {
-    let mut seed = seed;
-    let mut next = move |n: u64| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 33) % n
-    };
+    let mut lcg = super::super::mock::Lcg(seed);
+    let mut next = move |n: u64| lcg.below(n);
     for _ in 0..programs {
         let nthreads = 2 + next(2) as usize;
         let threads: Vec<Vec<(Op, u64)>> = (0..nthreads)

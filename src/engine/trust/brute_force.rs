@@ -177,20 +177,23 @@ pub fn ra_assignments(threads: &[Vec<(Op, u64)>]) -> Vec<(Vec<(Event, Option<Eve
                 .collect(),
             ok,
         ));
-        // next choice (odometer)
-        let mut i = 0;
-        loop {
-            if i == pick.len() {
-                return out;
-            }
-            pick[i] += 1;
-            if pick[i] < choices[i].len() {
-                break;
-            }
-            pick[i] = 0;
-            i += 1;
+        if !advance(&mut pick, |i| choices[i].len()) {
+            return out;
         }
     }
+}
+
+/// The next combination of `pick` (an odometer: digit i counts up to `len(i)`); false after the
+/// last.
+fn advance(pick: &mut [usize], len: impl Fn(usize) -> usize) -> bool {
+    for (i, digit) in pick.iter_mut().enumerate() {
+        *digit += 1;
+        if *digit < len(i) {
+            return true;
+        }
+        *digit = 0;
+    }
+    false
 }
 
 fn closure(m: &mut [Vec<bool>]) {
@@ -279,17 +282,8 @@ fn ra_consistent(
         if atomic && coherent {
             return true;
         }
-        let mut i = 0;
-        loop {
-            if i == pick.len() {
-                return false;
-            }
-            pick[i] += 1;
-            if pick[i] < per[i].len() {
-                break;
-            }
-            pick[i] = 0;
-            i += 1;
+        if !advance(&mut pick, |i| per[i].len()) {
+            return false;
         }
     }
 }

@@ -59,13 +59,8 @@ fn fences_and_updates_restore_order() {
 /// graph, as the operational semantics enumerated (under ra, per consistent weak trace; no
 /// fences).
 fn random_programs(model: &dyn Model, sem: Option<Semantics>, seed: u64, programs: usize) {
-    let mut seed = seed;
-    let mut next = move |n: u64| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 33) % n
-    };
+    let mut lcg = super::super::mock::Lcg(seed);
+    let mut next = move |n: u64| lcg.below(n);
     for _ in 0..programs {
         let nthreads = 2 + next(2) as usize;
         let threads: Vec<Vec<(Op, u64)>> = (0..nthreads)
@@ -114,7 +109,7 @@ fn pso_graphs_equal_brute_force() {
 
 #[test]
 fn ra_weak_traces_equal_brute_force() {
-    random_programs(&Ra, None, 4, 300);
+    random_programs(&Ra, None, 4, 200);
 }
 
 /// Tracer's families (Abdulla et al., OOPSLA 2018): N writers and one reader have N + 1 weak
@@ -136,13 +131,8 @@ fn ra_counts() {
 #[test]
 fn ra_consistency_equals_brute_force() {
     use crate::graph::{EventId, Graph, Label};
-    let mut seed = 5u64;
-    let mut next = move |n: u64| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 33) % n
-    };
+    let mut lcg = super::super::mock::Lcg(5);
+    let mut next = move |n: u64| lcg.below(n);
     for _ in 0..200 {
         let threads: Vec<Vec<(Op, u64)>> = (0..2 + next(2))
             .map(|t| {
