@@ -66,7 +66,7 @@ fn iriw_fails_only_under_ra() {
 }
 
 /// Message passing with plain stores and loads: release/acquire keeps it, as tso does; store
-/// buffering is allowed.
+/// buffering is allowed, and forbidden again by `mfence` (an SC fence).
 #[test]
 fn message_passing_holds_and_store_buffering_fails_under_ra() {
     each_build("ra-mp", "mp.c", &[], |bin, build| {
@@ -74,6 +74,11 @@ fn message_passing_holds_and_store_buffering_fails_under_ra() {
     });
     each_build("ra-sb", "sb.c", &[], |bin, build| {
         assert_eq!(ra(bin, build), ("error".into(), 4), "{build}");
+    });
+    // mfence as an SC fence: the fences are ordered, and the later one sees the earlier
+    // one's thread's store (2 fence orders x 2 for the load that may read either value)
+    each_build("ra-sb-fences", "sb.c", &["-DFENCES"], |bin, build| {
+        assert_eq!(ra(bin, build), ("ok".into(), 4), "{build}");
     });
 }
 

@@ -45,6 +45,12 @@ pub trait Model: Sync {
     fn enumerates_coherence(&self) -> bool {
         true
     }
+    /// Is a full fence an atomic update of one location all fences share (so fences are
+    /// totally ordered and each synchronises with the next)? For a model whose other orders do
+    /// not already make a fence's effect (ra: SC fences as in RC11, approximated).
+    fn fences_are_updates(&self) -> bool {
+        false
+    }
     /// Is the model explored over execution graphs only (no interleaving engine)?
     fn graph_only(&self) -> bool {
         false

@@ -43,6 +43,10 @@ impl Model for Ra {
         true
     }
 
+    fn fences_are_updates(&self) -> bool {
+        true
+    }
+
     /// Of the writes no other must follow in coherence order, the one added last.
     fn latest_write(
         &self,

@@ -166,9 +166,14 @@ fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
     }))
 }
 
+/// The location of the update a full fence is where the model wants one
+/// ([`Model::fences_are_updates`]); no access of a program is that low.
+const FENCE_LOCATION: u64 = 8;
+
 /// Does the stopped operation match the event it must replay (same kind, same location)?
 fn replays(op: &Op, label: &Label) -> bool {
     match (op, label) {
+        (Op::Fence { .. }, Label::Update { addr, .. }) => *addr == FENCE_LOCATION,
         (Op::Cas { addr, .. }, Label::Update { addr: a, .. }) => addr.0 == *a,
         (Op::Join { .. }, Label::Join { .. }) => true,
         _ => match label_of(op, &[]) {
@@ -240,7 +245,7 @@ impl Trust<'_> {
         } else if g.label(e).reads() {
             ev.value_read = executed.as_ref().and_then(|x| x.read);
         }
-        if g.label(e).writes() {
+        if g.label(e).writes() && g.label(e).location() != Some(FENCE_LOCATION) {
             let stored = match executed.as_ref().and_then(|x| x.stored.clone()) {
                 Some(s) => s,
                 // the store faulted and ended the process
@@ -446,6 +451,14 @@ impl Trust<'_> {
             {
                 self.locations.check(addr, *size)?;
             }
+            if label == Label::Fence && self.model.fences_are_updates() {
+                label = Label::Update {
+                    addr: FENCE_LOCATION,
+                    size: 8,
+                    rf: None,
+                    bytes: StoreBytes::new(),
+                };
+            }
             if let Label::Spawn { child } = &mut label {
                 let at = EventId {
                     thread,
@@ -615,7 +628,10 @@ impl Trust<'_> {
             .iter()
             .enumerate()
             .filter_map(|(i, &e)| {
-                let rf = g.label(e?).rf()?;
+                let label = g.label(e?);
+                let rf = label
+                    .rf()
+                    .filter(|_| label.location() != Some(FENCE_LOCATION))?;
                 Some((i, rf.and_then(at)))
             })
             .collect();
