@@ -57,10 +57,15 @@ pub enum Label {
 
 impl Label {
     pub fn location(&self) -> Option<u64> {
+        self.access().map(|(addr, _)| addr)
+    }
+
+    /// The memory it reads or writes: address and size.
+    pub fn access(&self) -> Option<(u64, u32)> {
         match self {
-            Label::Read { addr, .. } | Label::Write { addr, .. } | Label::Update { addr, .. } => {
-                Some(*addr)
-            }
+            Label::Read { addr, size, .. }
+            | Label::Write { addr, size, .. }
+            | Label::Update { addr, size, .. } => Some((*addr, *size)),
             _ => None,
         }
     }
@@ -235,15 +240,6 @@ impl Graph {
             if let Some(list) = self.co.get_mut(&addr) {
                 list.retain(|&x| x != w);
             }
-        }
-    }
-
-    /// Is `a` before `b` in coherence order (`None`: the initial value, before every write)?
-    pub fn co_before(&self, a: Option<EventId>, b: EventId) -> bool {
-        match (a, self.co_position(b)) {
-            (None, _) => true,
-            (Some(a), Some(pb)) => self.co_position(a).is_some_and(|pa| pa < pb),
-            (Some(_), None) => false,
         }
     }
 

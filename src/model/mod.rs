@@ -64,13 +64,13 @@ pub trait Model: Sync {
         g: &Graph,
         addr: u64,
         within: &dyn Fn(EventId) -> bool,
-        except: EventId,
+        except: Option<EventId>,
     ) -> Option<EventId> {
         g.co_of(addr)
             .iter()
             .rev()
             .copied()
-            .find(|&w| w != except && within(w))
+            .find(|&w| Some(w) != except && within(w))
     }
 }
 

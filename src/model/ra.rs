@@ -53,9 +53,9 @@ impl Model for Ra {
         g: &Graph,
         addr: u64,
         within: &dyn Fn(EventId) -> bool,
-        except: EventId,
+        except: Option<EventId>,
     ) -> Option<EventId> {
-        let scope = Scope::new(g, within, Some(except))?;
+        let scope = Scope::new(g, within, except)?;
         let order = scope.coherence(addr)?;
         let n = order.writes.len();
         (0..n)

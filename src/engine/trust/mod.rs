@@ -444,12 +444,8 @@ impl Trust<'_> {
                 self.trace_events.push(None);
                 continue;
             };
-            if let (
-                Some(addr),
-                Label::Read { size, .. } | Label::Write { size, .. } | Label::Update { size, .. },
-            ) = (label.location(), &label)
-            {
-                self.locations.check(addr, *size)?;
+            if let Some((addr, size)) = label.access() {
+                self.locations.check(addr, size)?;
             }
             if label == Label::Fence && self.model.fences_are_updates() {
                 label = Label::Update {
@@ -514,15 +510,7 @@ impl Trust<'_> {
         addrs.sort_unstable();
         addrs.dedup();
         for addr in addrs {
-            let latest = self.model.latest_write(
-                g,
-                addr,
-                &|_| true,
-                EventId {
-                    thread: u32::MAX,
-                    index: 0,
-                },
-            );
+            let latest = self.model.latest_write(g, addr, &|_| true, None);
             if let Some(bytes) = latest.and_then(|w| g.label(w).written()) {
                 if !bytes.is_empty() {
                     self.exec.commit(addr, bytes)?;
@@ -534,12 +522,8 @@ impl Trust<'_> {
 
     /// Could another read of `r`'s thread, right after it, read another write than `r` did?
     fn could_read_another(&self, g: &Graph, r: EventId) -> bool {
-        let (Some(addr), Some(rf)) = (g.label(r).location(), g.label(r).rf()) else {
+        let (Some((addr, size)), Some(rf)) = (g.label(r).access(), g.label(r).rf()) else {
             return false;
-        };
-        let size = match g.label(r) {
-            Label::Read { size, .. } => *size,
-            _ => return false,
         };
         let writes: Vec<EventId> = g
             .events()

@@ -151,7 +151,7 @@ fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix:
             return false;
         }
         // the revisiting write is not among them (it is not placed yet; an update's read is)
-        if model.latest_write(g, addr, &|x| x != e && previous(x), a) != rf {
+        if model.latest_write(g, addr, &|x| x != e && previous(x), Some(a)) != rf {
             return false;
         }
     }
