@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 14
+#define SMC_CHANNEL_VERSION 15
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -167,6 +167,8 @@ struct smc_slot {
     uint32_t pad;
     uint8_t patch[SMC_MAX_ACCESS];
     uint8_t stored[SMC_MAX_ACCESS];
+    /* SMC_FLAG_GRAPH: what memory held before the store in `stored` wrote over it */
+    uint8_t replaced[SMC_MAX_ACCESS];
 };
 
 /* A heap block: its address, size, and the call site that allocated it. */
@@ -212,6 +214,8 @@ struct smc_log_entry {
 #define SMC_PREV_VALID 2u /* prev_* describe an executed event */
 #define SMC_PREV_READ 4u  /* the previous event did read (prev_read is valid) */
 #define SMC_PREV_STORED 8u /* the previous event was a buffered store; `stored` holds its bytes */
+#define SMC_PREV_REPLACED 16u /* SMC_FLAG_GRAPH: the store stayed in memory; `replaced` holds
+                               * what it wrote over */
 
 #define SMC_FLAG_FENCES_VISIBLE 1u /* report fences as events */
 #define SMC_FLAG_BUFFERED 2u       /* stores are buffered by the supervisor (TSO, PSO) */
@@ -227,8 +231,9 @@ struct smc_log_entry {
                                     * (private sites patched): a round that looks for shared
                                     * ones where a thread spun without visible operations */
 #define SMC_FLAG_GRAPH 128u        /* the graph engine chooses what every access reads: a locked
-                                    * instruction or compare-exchange sees `patch` too, and its
-                                    * write is undone and captured as a buffered store's */
+                                    * instruction or compare-exchange sees `patch` too; a write
+                                    * is captured as a buffered store's but stays in memory,
+                                    * the bytes it replaced in `replaced` */
 
 /* smc_header.coroutines */
 #define SMC_COROUTINES_OFF 0    /* one process per execution, real threads */

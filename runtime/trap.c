@@ -59,6 +59,7 @@ static __thread struct {
     uint8_t saved[SMC_MAX_ACCESS];
 } t_fix;
 static __thread int t_captured; /* the last store's bytes are in the slot's `stored` */
+static __thread int t_replaced; /* and what it wrote over in `replaced` (it stayed in memory) */
 
 void notify_supervisor(void) {
     if (g_in_engine) return;
@@ -76,7 +77,7 @@ static uint64_t read_value(uint64_t addr, uint64_t size) {
 
 /* Fill the slot's description of the event this thread executed last. */
 void publish_prev(struct smc_slot *s) {
-    s->prev_flags = t_prev_flags | (t_captured ? SMC_PREV_STORED : 0);
+    s->prev_flags = t_prev_flags | (t_captured ? SMC_PREV_STORED : 0) | (t_replaced ? SMC_PREV_REPLACED : 0);
     s->prev_read = t_prev_read;
     s->prev_written = 0;
     if (t_prev_flags & SMC_PREV_WROTE) {
@@ -85,6 +86,7 @@ void publish_prev(struct smc_slot *s) {
     }
     t_prev_flags = 0;
     t_captured = 0;
+    t_replaced = 0;
 }
 
 /* memcpy of an access's bytes: the usual sizes as plain moves (no call into libc per store). */
@@ -106,6 +108,15 @@ static void undo_tentative(struct smc_slot *s) {
         copy_access(s->stored, (const void *)t_fix.addr, t_fix.size);
         s->stored_size = (uint32_t)t_fix.size;
         t_captured = 1;
+        if ((ch->flags & SMC_FLAG_GRAPH) && (t_prev_flags & SMC_PREV_WROTE)) {
+            /* the graph engine's writes reach memory in the order they run, so that the
+             * kernel and code that is not instrumented see them; a load the engine lets read
+             * another write is patched */
+            copy_access(s->replaced, t_fix.saved, t_fix.size);
+            t_replaced = 1;
+            t_fix.active = 0;
+            return;
+        }
     }
     copy_access((void *)t_fix.addr, t_fix.saved, t_fix.size);
     t_fix.active = 0;
@@ -139,8 +150,8 @@ static void apply_commits(void) {
     if (n > SMC_MAX_COMMITS) n = SMC_MAX_COMMITS;
     for (uint32_t i = 0; i < n; i++) {
         const struct smc_commit *c = &ch->commits[i];
-        /* the graph engine's writes reach memory only as the process exits, when the stack
-         * frames they wrote into are gone (and reused by the exit itself) */
+        /* the graph engine commits each location's latest write as the process exits, when
+         * the stack frames written into are gone (and reused by the exit itself) */
         if ((ch->flags & SMC_FLAG_GRAPH) && on_a_stack(c->addr, c->size)) continue;
         commit_bytes(c->addr, c->bytes, c->size);
     }
@@ -434,7 +445,8 @@ static void note_found(uint64_t ea, uint64_t size) {
  * process stack too, when it runs as a coroutine: argv and the environment are on it). An
  * access to another thread's stack or TLS not known to be shared is noted for the supervisor. */
 /* The graph engine: a read-modify-write reads the bytes the engine chose, and its write is
- * undone and captured at the thread's next stop, as a buffered store's. */
+ * captured at the thread's next stop, as a buffered store's (a compare-exchange that did not
+ * write leaves memory as it was). */
 static void patch_tentative(struct smc_slot *s, uint64_t addr, uint64_t size) {
     if (!(ch->flags & SMC_FLAG_GRAPH)) return;
     begin_tentative(addr, size, 1);
@@ -456,8 +468,8 @@ static int needs_event(uint64_t ea, uint64_t size, int private_site) {
  * memory first (a full fence), so that the operation reads what the thread would. */
 static __thread int t_pieces_watched;
 int smc_pieces_begin(uint64_t pc, uint32_t site) {
-    /* (under the graph engine memory never holds the program's stores: pieces are always
-     * events, so that they read and write what the engine says) */
+    /* (under the graph engine pieces are always events, so that they read what the engine
+     * says) */
     t_pieces_watched = LOAD(&ch->nthreads) > 1 || (ch->flags & SMC_FLAG_GRAPH);
     if (!t_pieces_watched && buffered()) smc_stop(SMC_OP_FENCE, 0, 0, 0, 1, pc, 0, site);
     return t_pieces_watched;

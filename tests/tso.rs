@@ -256,17 +256,22 @@ fn more_buffered_stores_than_the_commit_queue() {
 }
 
 /// A read() into memory the thread has just stored to comes after that store, which is still
-/// in the store buffer: the read's bytes stay (no false alarm), 2 executions under every model.
+/// in the store buffer: the read's bytes stay (no false alarm), 2 executions under every model
+/// and both engines (the graph engine's loads read what the kernel wrote over their source).
 #[test]
 fn input_comes_after_the_threads_buffered_stores() {
     let scratch = Scratch::new("store-then-read");
     let bin = compile(&scratch, &source("store_then_read.c"), "gcc", &["-O2"]);
-    for model in ["sc", "tso", "pso"] {
-        let r = check(&bin, model, &[]);
+    let runs = ["sc", "tso", "pso"]
+        .iter()
+        .flat_map(|m| [(*m, "interleaving"), (*m, "graph")])
+        .chain([("ra", "graph")]);
+    for (model, engine) in runs {
+        let r = check(&bin, model, &["--engine", engine]);
         assert_eq!(
             (r.verdict(), r.executions()),
             ("ok", 2),
-            "{model}\n{}{}",
+            "{model} {engine}\n{}{}",
             r.stdout,
             r.stderr
         );

@@ -15,7 +15,7 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 14;
+pub const VERSION: u32 = 15;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -91,6 +91,8 @@ pub const PREV_WROTE: u32 = 1;
 pub const PREV_VALID: u32 = 2;
 pub const PREV_READ: u32 = 4;
 pub const PREV_STORED: u32 = 8;
+/// Under [`FLAG_GRAPH`] the store stayed in memory; `replaced` holds what it wrote over.
+pub const PREV_REPLACED: u32 = 16;
 pub const FLAG_FENCES_VISIBLE: u32 = 1;
 pub const FLAG_BUFFERED: u32 = 2;
 pub const FLAG_DEBUGGABLE: u32 = 4;
@@ -166,6 +168,7 @@ pub struct Slot {
     pub pad: u32,
     pub patch: [u8; MAX_ACCESS],
     pub stored: [u8; MAX_ACCESS],
+    pub replaced: [u8; MAX_ACCESS],
 }
 
 #[repr(C)]
@@ -630,14 +633,13 @@ impl Channel {
     /// The bytes the slot's last buffered store wrote (untrusted size, clamped).
     pub fn stored(&self, i: usize) -> StoreBytes {
         let s = self.slot(i);
-        let n = (s.stored_size as usize).min(MAX_ACCESS);
-        let mut first = [0; 16];
-        first.copy_from_slice(&s.stored[..16]);
-        // the usual sizes by a fixed-size copy (no call to memcpy per store)
-        match n {
-            0..=16 => StoreBytes::from_buf_and_len(first, n),
-            _ => StoreBytes::from_slice(&s.stored[..n]),
-        }
+        store_bytes(&s.stored, s.stored_size)
+    }
+
+    /// The bytes the slot's last store wrote over ([`PREV_REPLACED`]).
+    pub fn replaced(&self, i: usize) -> StoreBytes {
+        let s = self.slot(i);
+        store_bytes(&s.replaced, s.stored_size)
     }
 
     /// The values the execution recorded with `__smc_observe`, by index.
@@ -861,5 +863,17 @@ pub fn futex_wake(word: &AtomicU32) {
             0usize,
             0u32,
         );
+    }
+}
+
+/// The first `size` bytes of `buf` (an untrusted size, clamped).
+fn store_bytes(buf: &[u8; MAX_ACCESS], size: u32) -> StoreBytes {
+    let n = (size as usize).min(MAX_ACCESS);
+    let mut first = [0; 16];
+    first.copy_from_slice(&buf[..16]);
+    // the usual sizes by a fixed-size copy (no call to memcpy per store)
+    match n {
+        0..=16 => StoreBytes::from_buf_and_len(first, n),
+        _ => StoreBytes::from_slice(&buf[..n]),
     }
 }

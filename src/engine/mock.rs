@@ -12,6 +12,11 @@ use crate::event::{Op, Pending, StoreBytes, TargetAddr};
 /// A checked condition over final memory: an "assertion" that fails when it returns false.
 pub type Check = fn(&HashMap<u64, u64>) -> bool;
 
+/// The key of what the `index`th operation of script `script` read, in observations.
+pub fn read_key(script: usize, index: usize) -> u32 {
+    ((script as u32) << 8) | index as u32
+}
+
 /// Main (thread 0) spawns one thread per script, joins them all, then checks and exits.
 pub struct Mock {
     pub scripts: Vec<Vec<(Op, u64)>>,
@@ -24,6 +29,12 @@ pub struct Mock {
     pub executions: u32,
     /// Stores are buffered by the engine (TSO, PSO): they do not write memory themselves.
     pub buffered: bool,
+    /// The graph engine's runtime: stores are captured as buffered ones, but stay in memory
+    /// and report what they wrote over.
+    pub graph: bool,
+    /// Observes what each load and fetch-and-add of a thread read, keyed by [`read_key`].
+    pub observe_reads: bool,
+    reads: Vec<(u32, u64)>,
     /// Carries out the prefixes of executions itself ([`Executor::begin_after`]).
     pub prefixes: bool,
     /// Steps the engine asked for one by one, and steps of prefixes carried out alone.
@@ -100,6 +111,9 @@ impl Mock {
             main_pos: 0,
             executions: 0,
             buffered: false,
+            graph: false,
+            observe_reads: false,
+            reads: Vec::new(),
             prefixes: true,
             steps: 0,
             skipped: 0,
@@ -162,6 +176,7 @@ impl Executor for Mock {
     fn begin(&mut self) -> Result<Snapshot, ExecError> {
         self.executions += 1;
         self.mem.clear();
+        self.reads.clear();
         self.slots = vec![(None, 0, 0)];
         self.prev = vec![None];
         self.main_pos = 0;
@@ -215,6 +230,12 @@ impl Executor for Mock {
         self.run(slot, reply)
     }
 
+    fn observed(&self) -> crate::results::Observation {
+        let mut reads = self.reads.clone();
+        reads.sort_unstable();
+        reads
+    }
+
     fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
         let mut v = [0u8; 8];
         v[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
@@ -228,6 +249,27 @@ impl Executor for Mock {
 }
 
 impl Mock {
+    /// What a load of `addr` reads: the engine's patch, or memory.
+    fn seen(&self, addr: u64, reply: &Reply) -> u64 {
+        match &reply.patch {
+            Some((_, bytes)) => u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64,
+            None => self.mem.get(&addr).copied().unwrap_or(0),
+        }
+    }
+
+    /// A store of `value` at `addr`: into memory unless buffered; its bytes (buffered or
+    /// under the graph engine) and what it wrote over (graph).
+    fn capture(&mut self, addr: u64, value: u64) -> (Option<StoreBytes>, Option<StoreBytes>) {
+        let bytes = |v: u64| StoreBytes::from_slice(&(v as u32).to_le_bytes());
+        let stored = (self.buffered || self.graph).then(|| bytes(value));
+        let mut replaced = None;
+        if !self.buffered || self.graph {
+            let old = self.mem.insert(addr, value).unwrap_or(0);
+            replaced = self.graph.then(|| bytes(old));
+        }
+        (stored, replaced)
+    }
+
     fn run(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
         let i = slot as usize;
         let op = self.op_of(i).expect("stepped an exited slot");
@@ -238,52 +280,45 @@ impl Mock {
             _ => 0,
         };
         self.prev[i] = None;
+        if let (true, Some(script), Op::Load { addr, .. } | Op::Rmw { addr, .. }) =
+            (self.observe_reads, self.slots[i].0, op)
+        {
+            let v = self.seen(addr.0, reply);
+            self.reads.push((read_key(script, self.slots[i].1 - 1), v));
+        }
         match op {
             Op::Load { addr, .. } => {
-                let v = match &reply.patch {
-                    Some((_, bytes)) => u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64,
-                    None => self.mem.get(&addr.0).copied().unwrap_or(0),
-                };
+                let v = self.seen(addr.0, reply);
                 self.prev[i] = Some(Executed {
                     wrote: false,
                     read: Some(v),
                     written: None,
                     stored: None,
+                    replaced: None,
                 });
             }
             Op::Store { addr, .. } => {
                 // with store buffers the engine commits it later
-                let stored = self
-                    .buffered
-                    .then(|| StoreBytes::from_slice(&(value as u32).to_le_bytes()));
-                if !self.buffered {
-                    self.mem.insert(addr.0, value);
-                }
+                let (stored, replaced) = self.capture(addr.0, value);
                 self.prev[i] = Some(Executed {
                     wrote: true,
                     read: None,
                     written: Some(value),
                     stored,
+                    replaced,
                 });
             }
             Op::Rmw { addr, .. } => {
                 // fetch-and-add of the script's value
-                let old = match &reply.patch {
-                    Some((_, bytes)) => u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64,
-                    None => self.mem.get(&addr.0).copied().unwrap_or(0),
-                };
+                let old = self.seen(addr.0, reply);
                 let new = (old + value) & 0xffff_ffff;
-                let stored = self
-                    .buffered
-                    .then(|| StoreBytes::from_slice(&(new as u32).to_le_bytes()));
-                if !self.buffered {
-                    self.mem.insert(addr.0, new);
-                }
+                let (stored, replaced) = self.capture(addr.0, new);
                 self.prev[i] = Some(Executed {
                     wrote: true,
                     read: Some(old),
                     written: Some(new),
                     stored,
+                    replaced,
                 });
             }
             Op::Spawn => {

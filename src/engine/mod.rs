@@ -38,6 +38,8 @@ pub struct Executed {
     pub written: Option<u64>,
     /// The bytes a buffered store wrote into its buffer.
     pub stored: Option<StoreBytes>,
+    /// Under the graph engine, where the store stayed in memory: what it wrote over.
+    pub replaced: Option<StoreBytes>,
 }
 
 #[derive(Clone, Debug)]

@@ -145,6 +145,7 @@ impl ChannelReader<'_> {
             read: (f & channel::PREV_READ != 0).then_some(s.prev_read),
             written: (f & channel::PREV_WROTE != 0).then_some(s.prev_written),
             stored: (f & channel::PREV_STORED != 0).then(|| self.ch.stored(i)),
+            replaced: (f & channel::PREV_REPLACED != 0).then(|| self.ch.replaced(i)),
         });
         Ok(())
     }

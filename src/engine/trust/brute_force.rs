@@ -121,11 +121,25 @@ fn visit(
     }
 }
 
-/// The weak traces (reads-from only) of `threads` (loads, stores, fetch-and-adds) that are
-/// consistent under release/acquire: some coherence order satisfies `ra.cat` (causality,
-/// `hb;eco` irreflexive, atomicity), every choice of sources and every order tried.
-pub fn ra_weak_traces(threads: &[Vec<(Op, u64)>]) -> usize {
-    ra_assignments(threads).iter().filter(|(_, ok)| *ok).count()
+/// What each read of a trace reads, keyed as the mock observes it: a store's value, or one
+/// more than its source's for a fetch-and-add (the programs' only update), 0 initially.
+pub fn values_read(threads: &[Vec<(Op, u64)>], rf: &[(Event, Option<Event>)]) -> Vec<(u32, u64)> {
+    fn written(threads: &[Vec<(Op, u64)>], rf: &[(Event, Option<Event>)], w: Event) -> u64 {
+        match threads[w.0][w.1] {
+            (Op::Rmw { .. }, add) => (read(threads, rf, w) + add) & 0xffff_ffff,
+            (_, v) => v,
+        }
+    }
+    fn read(threads: &[Vec<(Op, u64)>], rf: &[(Event, Option<Event>)], r: Event) -> u64 {
+        let source = rf.iter().find(|(e, _)| *e == r).and_then(|(_, w)| *w);
+        source.map_or(0, |w| written(threads, rf, w))
+    }
+    let mut out: Vec<(u32, u64)> = rf
+        .iter()
+        .map(|&(r, _)| (super::super::mock::read_key(r.0, r.1), read(threads, rf, r)))
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// Every choice of sources (per read, its source as (thread, index); `None`: the initial

@@ -13,9 +13,11 @@
 //!
 //! The program is run for each graph to visit: its events replayed in an order that respects
 //! program order and reads-from (a revisited read comes after the write it now reads from),
-//! each read given the bytes of the write it reads from. Stores are buffered by the runtime
-//! (undone at once), so memory keeps its initial values and only the engine's replies show a
-//! thread what others wrote.
+//! each read given the bytes of the write it reads from. Stores reach memory in the order they
+//! run, so that the kernel and code that is not instrumented see them; a read that reads from
+//! the write memory holds reads memory as it is (with what a system call or uninstrumented
+//! code wrote over it since), any other is given its write's bytes (the runtime reports what
+//! each store wrote over, so a read of the initial value gets those).
 
 use crate::event::{Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
 use crate::graph::{EventId, Graph, Label};
@@ -48,6 +50,7 @@ pub fn explore(
         trace_events: Vec::new(),
         converted: None,
         locations: Locations::default(),
+        memory: Memory::default(),
     };
     while let Some(g) = trust.todo.pop() {
         trust.run(g)?;
@@ -89,6 +92,16 @@ struct Trust<'a> {
     /// and revisits are still to be made.
     converted: Option<EventId>,
     locations: Locations,
+    memory: Memory,
+}
+
+/// What memory holds where the running execution wrote: the write that ran last at each
+/// location, and what the first one wrote over (the initial value, as far as the program's
+/// events go).
+#[derive(Default)]
+struct Memory {
+    last: std::collections::HashMap<u64, EventId>,
+    before: std::collections::HashMap<u64, StoreBytes>,
 }
 
 /// The locations accessed in the exploration: the graph engine takes an access as reading or
@@ -187,21 +200,32 @@ fn replays(op: &Op, label: &Label) -> bool {
 }
 
 impl Trust<'_> {
-    /// The reply that makes a read see what it reads from.
-    fn reply(g: &Graph, e: EventId) -> Reply {
+    /// The reply that makes a read see what it reads from: memory as it is where that is the
+    /// write memory holds, else the write's bytes (or the initial ones).
+    fn reply(&self, g: &Graph, e: EventId) -> Result<Reply, ExecError> {
         let mut reply = Reply::default();
-        if let Some(Some(w)) = g.label(e).rf() {
-            let bytes = g.label(w).written().expect("reads from a write");
-            let mut patch = [0u8; MAX_ACCESS];
-            patch[..bytes.len()].copy_from_slice(bytes);
-            let mask = if bytes.len() >= 64 {
-                u64::MAX
-            } else {
-                (1u64 << bytes.len()) - 1
-            };
-            reply.patch = Some((mask, patch));
+        let label = g.label(e);
+        let (Some(rf), Some(addr)) = (label.rf(), label.location()) else {
+            return Ok(reply);
+        };
+        if addr == FENCE_LOCATION || self.memory.last.get(&addr).copied() == rf {
+            return Ok(reply);
         }
-        reply
+        let bytes = match rf {
+            Some(w) => g.label(w).written().expect("reads from a write"),
+            None => self.memory.before.get(&addr).ok_or_else(|| {
+                ExecError::Fatal("internal: a store did not report what it wrote over".into())
+            })?,
+        };
+        let mut patch = [0u8; MAX_ACCESS];
+        patch[..bytes.len()].copy_from_slice(bytes);
+        let mask = if bytes.len() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bytes.len()) - 1
+        };
+        reply.patch = Some((mask, patch));
+        Ok(reply)
     }
 
     fn slot_of(&self, thread: u32) -> Option<u32> {
@@ -220,7 +244,7 @@ impl Trust<'_> {
         p: &Pending,
         e: EventId,
     ) -> Result<Snapshot, ExecError> {
-        let reply = Self::reply(g, e);
+        let reply = self.reply(g, e)?;
         let snap = self.exec.step(slot, &reply)?;
         if let Label::Spawn { child } = *g.label(e) {
             if snap.slots.len() > self.slots.len() {
@@ -258,8 +282,14 @@ impl Trust<'_> {
                 }
             };
             ev.value_written = Some(le_value(&stored));
-            if let Label::Write { bytes, .. } | Label::Update { bytes, .. } = g.label_mut(e) {
+            if let Label::Write { addr, bytes, .. } | Label::Update { addr, bytes, .. } =
+                g.label_mut(e)
+            {
                 *bytes = stored;
+                if let Some(replaced) = executed.and_then(|x| x.replaced) {
+                    self.memory.before.entry(*addr).or_insert(replaced);
+                }
+                self.memory.last.insert(*addr, e);
             }
         }
         self.trace.push(ev);
@@ -274,6 +304,7 @@ impl Trust<'_> {
         self.trace.clear();
         self.trace_events.clear();
         self.converted = None;
+        self.memory = Memory::default();
         if g.threads.is_empty() {
             g.add_thread(None);
         }
@@ -503,8 +534,7 @@ impl Trust<'_> {
     }
 
     /// Before the process exits, memory gets what the exit handlers and the rest of the
-    /// process would see: each location's latest write (memory never held the program's
-    /// stores, which the runtime undid).
+    /// process would see: each location's latest write (memory holds the one that ran last).
     fn commit_latest(&mut self, g: &Graph) -> Result<(), ExecError> {
         let mut addrs: Vec<u64> = g.events().filter_map(|e| g.label(e).location()).collect();
         addrs.sort_unstable();

@@ -1,16 +1,18 @@
 use super::super::mock::{fence, fetch_add, load, store, Check, Mock};
 use super::super::Config;
-use super::brute_force::{ra_weak_traces, traces, Semantics};
+use super::brute_force::{ra_assignments, traces, values_read, Semantics};
 use crate::event::Op;
 use crate::model::{Model, Pso, Ra, Sc, Tso};
-use crate::results::Outcome;
+use crate::results::{Observation, Outcome};
+use std::collections::BTreeMap;
 
 const X: u64 = 0x100;
 const Y: u64 = 0x104;
 
 fn check(threads: Vec<Vec<(Op, u64)>>, model: &dyn Model, assertion: Option<Check>) -> Outcome {
     let mut mock = Mock::new(threads, assertion);
-    mock.buffered = true;
+    mock.graph = true;
+    mock.observe_reads = true;
     mock.prefixes = false;
     super::explore(&mut mock, model, &Config::default(), &mut |_| true).unwrap()
 }
@@ -78,17 +80,29 @@ fn random_programs(model: &dyn Model, sem: Option<Semantics>, seed: u64, program
                     .collect()
             })
             .collect();
-        let want = match sem {
-            Some(sem) => traces(&threads, sem).len() as u64,
-            None => ra_weak_traces(&threads) as u64,
+        let sources: Vec<_> = match sem {
+            Some(sem) => traces(&threads, sem)
+                .into_iter()
+                .map(|(rf, _)| rf)
+                .collect(),
+            None => ra_assignments(&threads)
+                .into_iter()
+                .filter_map(|(rf, ok)| ok.then_some(rf))
+                .collect(),
         };
-        let (executions, blocked) = count(threads.clone(), model);
-        assert_eq!(
-            (executions, blocked),
-            (want, 0),
-            "{} program {threads:?}",
-            model.name()
-        );
+        // the values the reads of each graph read, as many times as graphs read them
+        let mut values: BTreeMap<Observation, u64> = BTreeMap::new();
+        for rf in &sources {
+            let v = values_read(&threads, rf);
+            if !v.is_empty() {
+                *values.entry(v).or_default() += 1;
+            }
+        }
+        let o = check(threads.clone(), model, None);
+        assert!(o.error.is_none());
+        let got = (o.stats.executions, o.stats.blocked, o.observations);
+        let want = (sources.len() as u64, 0, values);
+        assert_eq!(got, want, "{} program {threads:?}", model.name());
     }
 }
 
