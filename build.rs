@@ -130,36 +130,69 @@ fn main() {
     println!("cargo:rustc-env=SMC_BUILD_ID={build:016x}");
     if std::env::var_os(NESTED).is_some() {
         // The nested build of the engine library: it embeds neither the runtime nor itself.
-        for f in ["libsmc_rt.so", "libsmc_verifier.so", "libsmc_engine.so"] {
+        for f in [
+            "libsmc_rt.so",
+            "libsmc_verifier.so",
+            "libsmc_engine.so",
+            "libsmc_rt_ppc64le.so",
+            "libsmc_verifier_ppc64le.so",
+        ] {
             write_if_changed(&out.join(f), b"");
         }
         return;
     }
     build_engine(&out);
-    // The runtime is compiled again only when its own sources change (this script runs on
-    // every change of src/ for the build id).
+    let compiler = cc::Build::new().get_compiler();
+    build_runtime(&out, &arch, compiler.path(), "");
+    // The ppc64le runtime, where the cross compiler is (Debian's gcc-powerpc64le-linux-gnu):
+    // without it the checker says which packages a ppc64le program needs.
+    println!("cargo:rerun-if-env-changed=SMC_PPC64LE_CC");
+    let cross = std::env::var("SMC_PPC64LE_CC").unwrap_or_else(|_| PPC64LE_CC.to_string());
+    let have_cross = Command::new(&cross)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if have_cross {
+        build_runtime(&out, "ppc64le", Path::new(&cross), "_ppc64le");
+    } else {
+        for f in ["libsmc_rt_ppc64le.so", "libsmc_verifier_ppc64le.so"] {
+            write_if_changed(&out.join(f), b"");
+        }
+        std::fs::remove_file(out.join("runtime_ppc64le.hash")).ok();
+    }
+}
+
+/// The cross compiler the ppc64le runtime is built with.
+const PPC64LE_CC: &str = "powerpc64le-linux-gnu-gcc";
+
+/// The runtime for `arch` (targets/ARCH) and the SV-COMP link library, built with `compiler`
+/// into OUT_DIR/libsmc_rt{suffix}.so and libsmc_verifier{suffix}.so; again only when their
+/// own sources changed (this script runs on every change of src/ for the build id).
+fn build_runtime(out: &Path, arch: &str, compiler: &Path, suffix: &str) {
     let mut rt_files = RUNTIME_SOURCES.to_vec();
     let arch_sources = format!("targets/{arch}");
     rt_files.push(&arch_sources);
     let rt_sources = hash_sources(&rt_files);
-    let stamp = out.join("runtime.hash");
+    let stamp = out.join(format!("runtime{suffix}.hash"));
+    let rt = out.join(format!("libsmc_rt{suffix}.so"));
+    let stub = out.join(format!("libsmc_verifier{suffix}.so"));
+    let built = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.len() > 0);
     if std::fs::read_to_string(&stamp).ok() == Some(format!("{rt_sources:016x}"))
-        && out.join("libsmc_rt.so").exists()
-        && out.join("libsmc_verifier.so").exists()
+        && built(&rt)
+        && built(&stub)
     {
         return;
     }
-    let compiler = cc::Build::new().get_compiler();
-    let run = |args: &[&str], what: &str| {
-        let status = Command::new(compiler.path())
+    fn run(compiler: &Path, args: &[&str], what: &str) {
+        let status = Command::new(compiler)
             .args(args)
             .status()
             .unwrap_or_else(|e| panic!("cannot run the C compiler for {what}: {e}"));
         assert!(status.success(), "building {what} failed");
-    };
+    }
     let arch_dir = format!("-Itargets/{arch}");
-    let rt = out.join("libsmc_rt.so");
     run(
+        compiler,
         &[
             "-shared",
             "-fPIC",
@@ -182,10 +215,10 @@ fn main() {
         .chain(runtime_c_files().map(|f| -> &str { f }))
         .chain(["-ldl", "-lpthread", "-lrt"])
         .collect::<Vec<&str>>(),
-        "the runtime",
+        &format!("the {arch} runtime"),
     );
-    let stub = out.join("libsmc_verifier.so");
     run(
+        compiler,
         &[
             "-shared",
             "-fPIC",
@@ -195,7 +228,7 @@ fn main() {
             stub.to_str().unwrap(),
             "runtime/smc_verifier.c",
         ],
-        "the SV-COMP link library",
+        &format!("the {arch} SV-COMP link library"),
     );
     std::fs::write(&stamp, format!("{rt_sources:016x}")).unwrap();
 }

@@ -145,7 +145,7 @@ static int pieces_call(void *ret) {
     return smc_pieces_begin(U(ret) - 1, 0);
 }
 #define PROGRAM_CALL pieces_call(__builtin_return_address(0))
-#define PC (U(__builtin_return_address(0)) - 1)
+#define PC (U(__builtin_return_address(0)) - SMC_CALL_BACK)
 
 /* ---- the functions ---- */
 

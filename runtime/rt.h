@@ -66,9 +66,9 @@
     })
 #define REAL(name, ...) return REAL_FN(name)(__VA_ARGS__)
 
-/* The call instruction that called us (a return address minus one points into it, so that
- * function+offset and file:line name the call, not the statement after it). */
-#define CALLER_PC ((uint64_t)(uintptr_t)__builtin_return_address(0) - 1)
+/* The call instruction that called us (a return address minus SMC_CALL_BACK points into it, so
+ * that function+offset and file:line name the call, not the statement after it). */
+#define CALLER_PC ((uint64_t)(uintptr_t)__builtin_return_address(0) - SMC_CALL_BACK)
 
 /* The checker's sign to the engine inside the worker that a thread has run too long without a
  * visible operation: the execution ends as a hang (SIGRTMAX; the checker sends it). */

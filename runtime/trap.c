@@ -534,8 +534,66 @@ static void end_spin(const struct smc_site *st, greg_t *uc) {
     smc_set_reg(uc, st->spin_reg - 1, value[st->spin_value & 3]);
 }
 
+#ifdef SMC_HAS_RESERVATIONS
+/* This thread's reservation (POWER's load-reserve): where, how wide, and what it read. */
+static __thread struct {
+    uint64_t addr, size;
+    uint8_t value[8];
+} t_resv;
+
+/* A load-reserve or store-conditional site (SMC_SITE_RESERVE). The trap between the two loses
+ * the processor's reservation (qemu's too), so the store-conditional is carried out here:
+ * it writes if memory still holds what the load-reserve read (as qemu decides it: by value),
+ * sets CR0 as the instruction would, and the program goes on after it. Also outside
+ * executions and on the thread's own memory, where it is no event. */
+static void at_reserve_site(const struct smc_site *st, uint64_t pc, greg_t *uc, uint32_t site_no) {
+    uint64_t ea = effective_address(st, uc), size = st->size;
+    int event = in_execution() && needs_event(ea, size, 0);
+    const struct hash_src hash = {uc, (uint16_t)(st->dead_regs | st->await_mask)};
+    struct smc_slot *slot = event ? &ch->slots[t_slot] : NULL;
+    if (event) {
+        t_in_trap = 1;
+        t_trap_pc = pc;
+    }
+    if (st->kind == SMC_SITE_LOAD) {
+        if (event) {
+            smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, &hash, site_no);
+            apply_patch(slot, ea, size);
+            note_executed(ea, size, 1, 0);
+        }
+        t_resv.addr = 0;
+        if (ea >= 4096 && size <= sizeof t_resv.value) {
+            t_resv.addr = ea;
+            t_resv.size = size;
+            memcpy(t_resv.value, (const void *)(uintptr_t)ea, size);
+        }
+        t_in_trap = 0;
+        return; /* the load-reserve itself runs from its copy */
+    }
+    if (event) {
+        smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, &hash, site_no);
+        patch_tentative(slot, ea, size);
+    }
+    int holds = ea >= 4096 && t_resv.addr == ea && t_resv.size == size &&
+                memcmp((const void *)(uintptr_t)ea, t_resv.value, size) == 0;
+    t_resv.addr = 0;
+    if (event) note_executed(ea, size, 1, holds);
+    uint32_t insn;
+    memcpy(&insn, (const char *)g_tramp + st->copy_off, 4);
+    smc_store_conditional(insn, uc, ea, size, holds);
+    smc_set_pc(uc, pc + 4);
+    t_in_trap = 0;
+}
+#endif
+
 static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
     uint32_t site_no = (uint32_t)(st - g_sites) + 1;
+#ifdef SMC_HAS_RESERVATIONS
+    if (st->flags & SMC_SITE_RESERVE) {
+        at_reserve_site(st, pc, uc, site_no);
+        return;
+    }
+#endif
     if (!in_execution()) return;
     if (st->kind == SMC_SITE_FENCE) {
         if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);
@@ -686,10 +744,10 @@ static void init_fail(const char *msg) {
     die_now(126);
 }
 
-/* A trampoline within +-2 GiB of the text, so relocated rip-relative operands reach. */
+/* A trampoline near the text, so relocated pc-relative operands and branches reach. */
 static uint8_t *map_near(uint64_t lo, uint64_t hi, uint64_t size) {
     const uint64_t step = 1ULL << 20;
-    for (uint64_t d = step; d < (1ULL << 30); d += step) {
+    for (uint64_t d = step; d + size < SMC_TRAMP_REACH; d += step) {
         uint64_t cand[2] = {((hi + d) & ~(step - 1)), lo > d + size ? ((lo - d - size) & ~(step - 1)) : 0};
         for (int k = 0; k < 2; k++) {
             if (!cand[k]) continue;
@@ -833,7 +891,7 @@ __attribute__((constructor)) static void smc_init(void) {
             if (hooks && g_sites[k].len >= SMC_HOOK_LEN && smc_reaches((uint64_t)(uintptr_t)at + 5, stub))
                 smc_write_jump(at, stub);
             else
-                *at = SMC_TRAP_BYTE;
+                smc_write_trap(at);
         }
         mprotect((void *)first, last - first, PROT_READ | PROT_EXEC);
         i = j;

@@ -158,6 +158,19 @@ static int smc_main(int argc, char **argv, char **envp) {
     }
 }
 
+#ifdef SMC_START_MAIN_STARTUP_INFO
+/* POWER's glibc passes main in a `struct startup_info` (targets/ppc64le/arch.h). */
+EXPORT int __libc_start_main(int argc, char **argv, char **ev, void *auxvec, void (*rtld_fini)(void),
+                             struct smc_startup_info *stinfo, char **stack_on_entry) {
+    static struct smc_startup_info ours;
+    ours = *stinfo;
+    real_main = (main_fn)stinfo->main;
+    ours.main = (void *)smc_main;
+    int (*real)(int, char **, char **, void *, void (*)(void), struct smc_startup_info *, char **) =
+        dlsym(RTLD_NEXT, "__libc_start_main");
+    return real(argc, argv, ev, auxvec, rtld_fini, &ours, stack_on_entry);
+}
+#else
 EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
                              void (*rtld_fini)(void), void *stack_end) {
     real_main = main;
@@ -165,6 +178,7 @@ EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(v
         dlsym(RTLD_NEXT, "__libc_start_main");
     return real(smc_main, argc, argv, init, fini, rtld_fini, stack_end);
 }
+#endif
 
 /* ---- the worker ---- */
 

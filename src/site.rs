@@ -68,6 +68,10 @@ pub mod site_flags {
     pub const PRIVATE: u8 = 1;
     /// The operand is fs-based: its address adds the thread pointer.
     pub const FS: u8 = 2;
+    /// POWER's load-reserve (a `LOAD`: the runtime remembers the address and what it read) or
+    /// store-conditional (a `CAS`: it writes if memory still holds what the load-reserve read,
+    /// as qemu decides it).
+    pub const RESERVE: u8 = 4;
 }
 
 /// `Site::spin_value`: what the counter is set to (runtime/channel.h `SMC_SPIN_*`).

@@ -1,6 +1,7 @@
 //! Architecture specifics, each behind the [`crate::decode::Decoder`] interface (Rust) and an
 //! `arch.h` for the runtime (C).
 
+pub mod ppc64le;
 pub mod x86_64;
 
 use crate::decode::Decoder;
@@ -21,6 +22,6 @@ pub fn litmus_isa(arch: &str) -> Option<&'static dyn Isa> {
 pub fn decoder(arch: Arch) -> Option<&'static dyn Decoder> {
     match arch {
         Arch::X86_64 => Some(&x86_64::X86_64),
-        Arch::Ppc64le => None,
+        Arch::Ppc64le => Some(&ppc64le::Ppc64le),
     }
 }

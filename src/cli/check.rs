@@ -79,9 +79,15 @@ pub(crate) struct Cli {
     #[arg(short, long)]
     quiet: bool,
 
-    /// C compiler used for a .c PROGRAM.
-    #[arg(long, default_value = "cc")]
-    cc: String,
+    /// C compiler used for a .c PROGRAM (default: cc; with --arch ppc64le,
+    /// powerpc64le-linux-gnu-gcc).
+    #[arg(long)]
+    cc: Option<String>,
+
+    /// The instruction set a .c or .cpp PROGRAM is compiled for: x86_64 (this machine's) or
+    /// ppc64le (cross-compiled, run under qemu-user). A binary PROGRAM says its own.
+    #[arg(long, value_enum, default_value = "x86_64")]
+    arch: ArchChoice,
 
     /// Where to save the failing schedule (default: smc-run-out/NAME.MODEL.schedule under the
     /// current directory; with --keep-going, further distinct errors get `.2`, `.3`...).
@@ -121,28 +127,72 @@ fn parse_shard(s: &str) -> Result<Shard, String> {
     })
 }
 
-fn write_verifier_files(dir: &Path) -> std::io::Result<()> {
+/// `--arch`: what a source PROGRAM is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ArchChoice {
+    #[value(name = "x86_64", alias = "x86-64")]
+    X86_64,
+    Ppc64le,
+}
+
+fn write_verifier_files(dir: &Path, arch: ArchChoice) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("smc_verifier.h"), supervisor::VERIFIER_HEADER)?;
-    std::fs::write(dir.join("libsmc_verifier.so"), supervisor::VERIFIER_STUB)
+    let stub = match arch {
+        ArchChoice::X86_64 => supervisor::VERIFIER_STUB,
+        ArchChoice::Ppc64le => supervisor::VERIFIER_STUB_PPC64LE,
+    };
+    std::fs::write(dir.join("libsmc_verifier.so"), stub)
 }
 
 /// The compiler (and its language flags) for a source file given as PROGRAM: a C file with
-/// `--cc`, a C++ file with the system `c++` (C++20, for latches, barriers and atomic waits).
-fn source_compiler<'a>(cli: &'a Cli, path: &Path) -> Option<(&'a str, &'static [&'static str])> {
+/// `--cc` (or the arch's C compiler), a C++ file with the arch's C++ compiler (the system
+/// `c++`; C++20, for latches, barriers and atomic waits).
+fn source_compiler(cli: &Cli, path: &Path) -> Option<(String, &'static [&'static str])> {
+    let cross = cli.arch == ArchChoice::Ppc64le;
     match path.extension()?.to_str()? {
-        "c" => Some((cli.cc.as_str(), &[])),
-        "cpp" | "cc" | "cxx" | "C" => Some(("c++", &["-std=gnu++20"])),
+        "c" => Some((
+            cli.cc.clone().unwrap_or_else(|| {
+                if cross {
+                    "powerpc64le-linux-gnu-gcc"
+                } else {
+                    "cc"
+                }
+                .to_string()
+            }),
+            &[],
+        )),
+        "cpp" | "cc" | "cxx" | "C" => Some((
+            if cross {
+                "powerpc64le-linux-gnu-g++"
+            } else {
+                "c++"
+            }
+            .to_string(),
+            &["-std=gnu++20"],
+        )),
         _ => None,
     }
 }
 
 /// Compile a C or C++ file the way the README says, into `dir`.
-fn compile_c((cc, lang): (&str, &[&str]), src: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
+fn compile_c(
+    (cc, lang): (&str, &[&str]),
+    arch: ArchChoice,
+    src: &Path,
+    dir: &Path,
+) -> Result<PathBuf, UsageError> {
     if !src.is_file() {
         return Err(UsageError(format!("{}: no such file", src.display())));
     }
-    write_verifier_files(dir)
+    if arch == ArchChoice::Ppc64le && supervisor::VERIFIER_STUB_PPC64LE.is_empty() {
+        return Err(UsageError(format!(
+            "compiling for ppc64le needs smc-run built where the cross compiler is (Debian: \
+             apt-get install {}, then build again)",
+            supervisor::PPC64LE_PACKAGES
+        )));
+    }
+    write_verifier_files(dir, arch)
         .map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
     let out = dir.join("program");
     let d = dir.display();
@@ -159,7 +209,17 @@ fn compile_c((cc, lang): (&str, &[&str]), src: &Path, dir: &Path) -> Result<Path
             format!("-Wl,-rpath,{d}"),
         ])
         .output()
-        .map_err(|e| UsageError(format!("cannot run the compiler `{cc}`: {e}")))?;
+        .map_err(|e| {
+            let hint = if arch == ArchChoice::Ppc64le {
+                format!(
+                    " (Debian: apt-get install {})",
+                    supervisor::PPC64LE_PACKAGES
+                )
+            } else {
+                String::new()
+            };
+            UsageError(format!("cannot run the compiler `{cc}`: {e}{hint}"))
+        })?;
     if !result.status.success() {
         let _ = std::io::stderr().write_all(&result.stderr);
         return Err(UsageError(format!("{}: compilation failed", src.display())));
@@ -172,7 +232,7 @@ fn verifier_only(cli: &Cli) -> Result<Option<u8>, UsageError> {
     let Some(dir) = &cli.verifier_dir else {
         return Ok(None);
     };
-    write_verifier_files(dir)
+    write_verifier_files(dir, cli.arch)
         .map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;
     if cli.program.is_some() {
         return Ok(None);
@@ -222,9 +282,9 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         _ => cli.args.clone(),
     };
     let mut _tmp = None; // the compiled program lives as long as the check
-    let path = if let Some(compiler) = source_compiler(cli, given) {
+    let path = if let Some((cc, lang)) = source_compiler(cli, given) {
         let dir = TempDir::new().map_err(UsageError)?;
-        let out = compile_c(compiler, given, &dir.0)?;
+        let out = compile_c((&cc, lang), cli.arch, given, &dir.0)?;
         _tmp = Some(dir);
         out
     } else {

@@ -23,6 +23,8 @@ pub struct Plan {
     pub wide_state: bool,
     stride: usize,
     decoder: &'static dyn Decoder,
+    /// The program's instruction set (which runtime it runs with, and how it is started).
+    pub arch: crate::program::Arch,
 }
 
 impl Plan {
@@ -79,6 +81,7 @@ impl Plan {
             wide_state,
             stride,
             decoder,
+            arch: program.arch,
         }
     }
 

@@ -42,6 +42,16 @@ pub enum Arch {
     Ppc64le,
 }
 
+impl Arch {
+    /// The name `--arch` and `--json` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Ppc64le => "ppc64le",
+        }
+    }
+}
+
 pub struct Program {
     pub path: PathBuf,
     pub arch: Arch,
@@ -105,22 +115,22 @@ impl Program {
         let arch = match (elf.header.e_machine, elf.little_endian) {
             (header::EM_X86_64, true) => Arch::X86_64,
             (header::EM_PPC64, true) => Arch::Ppc64le,
+            (header::EM_PPC64, false) => {
+                return Err(bad(
+                    path,
+                    "is a big-endian ppc64 program; supported: x86-64 and ppc64le",
+                ))
+            }
             (m, _) => {
                 return Err(bad(
                     path,
                     &format!(
-                        "is built for {}; supported: x86-64 (and ppc64le later)",
+                        "is built for {}; supported: x86-64 and ppc64le",
                         header::machine_to_str(m)
                     ),
                 ))
             }
         };
-        if arch != Arch::X86_64 {
-            return Err(bad(
-                path,
-                "is a ppc64le program; POWER support is not built yet",
-            ));
-        }
         let interp = elf
             .program_headers
             .iter()
@@ -161,7 +171,8 @@ impl Program {
             let name = elf.shdr_strtab.get_at(sh.sh_name).unwrap_or("");
             let exec = sh.sh_flags & section_header::SHF_EXECINSTR as u64 != 0;
             // PLT stubs and the init/fini glue are linker code, not the program's.
-            let glue = name.starts_with(".plt") || name == ".init" || name == ".fini";
+            let glue =
+                name.starts_with(".plt") || name == ".init" || name == ".fini" || name == ".glink";
             if !exec || glue || sh.sh_type != section_header::SHT_PROGBITS {
                 continue;
             }

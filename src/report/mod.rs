@@ -497,6 +497,7 @@ pub fn json(
         "verdict": verdict(outcome),
         "model": model,
         "program": sym.program.path.display().to_string(),
+        "arch": sym.program.arch.name(),
         "executions": s.executions,
         "blocked": s.blocked,
         "bounded": s.bounded,

@@ -20,7 +20,7 @@ use crate::channel::{
 use crate::engine::{self, ExecError, Executor, Snapshot};
 use crate::event::{Reply, ScriptStep};
 use crate::instrument::Plan;
-use crate::program::Program;
+use crate::program::{Arch, Program};
 use crate::results::{Observation, Outcome, Output};
 
 pub mod in_worker;
@@ -32,6 +32,60 @@ pub use read::ChannelReader;
 
 /// The runtime, built by build.rs and carried inside the checker.
 static RUNTIME_IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_rt.so"));
+/// The ppc64le runtime: empty where the checker was built without the cross compiler.
+static RUNTIME_IMAGE_PPC64LE: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_rt_ppc64le.so"));
+/// The SV-COMP stub library for ppc64le programs (empty like the runtime).
+pub static VERIFIER_STUB_PPC64LE: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_verifier_ppc64le.so"));
+
+/// What a ppc64le program needs on this machine, as Debian names the packages.
+pub const PPC64LE_PACKAGES: &str = "gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross qemu-user";
+
+/// How a ppc64le program is run: qemu-user (`SMC_QEMU`, else `qemu-ppc64le` on the PATH) with
+/// the cross C library's root as its prefix for the loader and libraries (`SMC_PPC64LE_ROOT`,
+/// else Debian's /usr/powerpc64le-linux-gnu).
+pub struct Emulator {
+    pub qemu: PathBuf,
+    pub root: PathBuf,
+}
+
+impl Emulator {
+    /// The emulator, or why a ppc64le program cannot run here.
+    pub fn find() -> Result<Emulator, String> {
+        let missing = |what: &str| {
+            format!(
+                "a ppc64le program needs {what} on this machine (Debian: apt-get install \
+                 {PPC64LE_PACKAGES})"
+            )
+        };
+        if RUNTIME_IMAGE_PPC64LE.is_empty() {
+            return Err(missing(
+                "smc-run built with the ppc64le cross compiler, which was missing",
+            ));
+        }
+        let qemu = match std::env::var_os("SMC_QEMU") {
+            Some(q) => PathBuf::from(q),
+            None => find_in_path("qemu-ppc64le").ok_or_else(|| missing("qemu-ppc64le"))?,
+        };
+        let root = std::env::var_os("SMC_PPC64LE_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/usr/powerpc64le-linux-gnu"));
+        if !root.join("lib").is_dir() {
+            return Err(missing(&format!(
+                "the ppc64le C library in {}",
+                root.display()
+            )));
+        }
+        Ok(Emulator { qemu, root })
+    }
+}
+
+fn find_in_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
 /// The SV-COMP stub library (see runtime/smc_verifier.h).
 pub static VERIFIER_STUB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libsmc_verifier.so"));
 pub static VERIFIER_HEADER: &str = include_str!("../../runtime/smc_verifier.h");
@@ -171,9 +225,12 @@ fn output_memfd() -> std::io::Result<File> {
     Ok(f)
 }
 
-fn runtime_memfd() -> std::io::Result<File> {
+fn runtime_memfd(arch: Arch) -> std::io::Result<File> {
     let mut f = memfd(c"smc-runtime", libc::MFD_CLOEXEC)?;
-    f.write_all(RUNTIME_IMAGE)?;
+    f.write_all(match arch {
+        Arch::X86_64 => RUNTIME_IMAGE,
+        Arch::Ppc64le => RUNTIME_IMAGE_PPC64LE,
+    })?;
     Ok(f)
 }
 
@@ -216,9 +273,27 @@ pub fn launch(path: &Path, opts: &Options) -> Result<(Program, NativeTarget), St
 impl NativeTarget {
     /// All the program wrote in the last execution (a replay's, shown after it).
     pub fn captured_output(&self) -> Vec<u8> {
-        self.captured_end(OUTPUT_CAP)
+        let all = self
+            .captured_end(OUTPUT_CAP)
             .map(|(all, _)| all)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        self.program_text(all)
+    }
+
+    /// What the program wrote, without what qemu-user adds to its stderr when the guest dies
+    /// of a signal (the report says how it died).
+    fn program_text(&self, mut out: Vec<u8>) -> Vec<u8> {
+        const QEMU_SAYS: &[u8] = b"qemu: uncaught target signal";
+        if self.plan.arch == Arch::Ppc64le {
+            let mut kept = Vec::with_capacity(out.len());
+            for line in out.split_inclusive(|&b| b == b'\n') {
+                if !line.starts_with(QEMU_SAYS) {
+                    kept.extend_from_slice(line);
+                }
+            }
+            out = kept;
+        }
+        out
     }
 
     /// The last `at_most` bytes of what the program wrote in the last execution, and how many
@@ -269,21 +344,39 @@ impl NativeTarget {
         }
         let ch = Channel::create(&plan.wire_sites(), plan.code_size(), flags, &opts.shared)
             .map_err(|e| format!("cannot create the shared channel: {e}"))?;
-        let runtime = runtime_memfd().map_err(|e| format!("cannot stage the runtime: {e}"))?;
-        let area = opts
-            .engine
-            .as_ref()
+        let emulator = match plan.arch {
+            Arch::X86_64 => None,
+            Arch::Ppc64le => Some(Emulator::find()?),
+        };
+        let runtime =
+            runtime_memfd(plan.arch).map_err(|e| format!("cannot stage the runtime: {e}"))?;
+        // (the engine library is built for the checker's own instruction set)
+        let engine = opts.engine.as_ref().filter(|_| emulator.is_none());
+        let area = engine
             .map(|_| in_worker::Area::create())
             .transpose()
             .map_err(|e| format!("cannot create the engine's shared area: {e}"))?;
-        let mut cmd = Command::new(&exe);
+        // Named through our pid, not /proc/self: a debugger reading the program's link map
+        // opens the same memfd (through /proc/self it would open one of its own fds).
+        let preload = format!("/proc/{}/fd/{}", std::process::id(), runtime.as_raw_fd());
+        let mut cmd = match &emulator {
+            None => {
+                let mut cmd = Command::new(&exe);
+                cmd.env("LD_PRELOAD", &preload);
+                cmd
+            }
+            Some(em) => {
+                // the guest's environment is qemu's, but the preload is the guest's alone
+                let mut cmd = Command::new(&em.qemu);
+                cmd.arg("-L")
+                    .arg(&em.root)
+                    .arg("-E")
+                    .arg(format!("LD_PRELOAD={preload}"))
+                    .arg(&exe);
+                cmd
+            }
+        };
         cmd.args(&opts.args)
-            // Named through our pid, not /proc/self: a debugger reading the program's link
-            // map opens the same memfd (through /proc/self it would open one of its own fds).
-            .env(
-                "LD_PRELOAD",
-                format!("/proc/{}/fd/{}", std::process::id(), runtime.as_raw_fd()),
-            )
             .env("SMC_CHANNEL_FD", ch.fd().to_string())
             .env("SMC_RUNTIME_FD", runtime.as_raw_fd().to_string())
             .env("LD_BIND_NOW", "1")
@@ -292,7 +385,7 @@ impl NativeTarget {
             // reports (the panic's message and place are enough)
             .env("RUST_BACKTRACE", "0")
             .stdin(Stdio::null());
-        if let (Some(lib), Some(area)) = (&opts.engine, &area) {
+        if let (Some(lib), Some(area)) = (engine, &area) {
             cmd.env("SMC_ENGINE_LIB", lib)
                 .env("SMC_ENGINE_FD", area.fd().to_string());
         }
@@ -823,7 +916,7 @@ impl Executor for NativeTarget {
     fn output(&self) -> Option<Output> {
         let (tail, total) = self.captured_end(OUTPUT_SHOWN)?;
         Some(Output {
-            tail,
+            tail: self.program_text(tail),
             total,
             cut: total == OUTPUT_CAP,
         })

@@ -16,6 +16,12 @@
 #define SMC_TRAP_BYTE 0xCC /* int3 */
 #define SMC_TRAP_LEN 1     /* the trap leaves the pc this far past the instruction start */
 #define SMC_RED_ZONE 128
+#define SMC_CALL_BACK 1 /* a return address minus this is inside the call */
+/* rip-relative operands of the relocated copies reach +-2 GiB (the trampoline is mapped
+ * within 1 GiB of the text) */
+#define SMC_TRAMP_REACH (1ULL << 30)
+
+static inline void smc_write_trap(uint8_t *at) { *at = SMC_TRAP_BYTE; }
 
 static const int smc_greg_index[16] = {
     REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,

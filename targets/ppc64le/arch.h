@@ -1,0 +1,77 @@
+/* ppc64le facts the runtime needs: the trap instruction and register access in a ucontext.
+ * Register numbers are the general registers' own (0 = r0 ... 31 = r31); the thread pointer
+ * is r13 and the stack pointer r1, so a TLS or stack operand is an ordinary base register.
+ *
+ * Any file of the runtime may include this one: declarations and static inline functions only.
+ * hook.h, coro.h and fdwatch.h define code and state, each included by one file. Under
+ * qemu-user, sites are patched with `tw 31,0,0` only, executions run as processes with real
+ * threads (coro.h declines coroutines) and the descriptor watch is off (fdwatch.h). */
+#ifndef SMC_ARCH_H
+#define SMC_ARCH_H
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
+#include <asm/ptrace.h>
+
+/* glibc names no type for one saved register on POWER (x86's ucontext has greg_t) */
+typedef unsigned long greg_t;
+
+#define SMC_ARCH_NAME "ppc64le"
+#define SMC_TRAP_WORD 0x7fe00008u /* tw 31,0,0 */
+#define SMC_TRAP_LEN 0            /* the trap leaves the pc at the trapping instruction */
+#define SMC_RED_ZONE 288          /* ELFv2's protected zone below r1 */
+#define SMC_CALL_BACK 4           /* a return address minus this is the `bl` */
+/* The relocated copies end with a relative branch back: I-form, +-32 MiB. */
+#define SMC_TRAMP_REACH (1ULL << 25)
+
+static inline void smc_write_trap(uint8_t *at) {
+    uint32_t w = SMC_TRAP_WORD;
+    memcpy(at, &w, 4);
+    __builtin___clear_cache((char *)at, (char *)at + 4);
+}
+
+static inline uint64_t smc_reg(const greg_t *g, int n) { return (uint64_t)g[n]; }
+static inline void smc_set_reg(greg_t *g, int n, uint64_t v) { g[n] = (greg_t)v; }
+static inline uint64_t smc_pc(const greg_t *g) { return (uint64_t)g[PT_NIP]; }
+static inline void smc_set_pc(greg_t *g, uint64_t pc) { g[PT_NIP] = (greg_t)pc; }
+static inline uint64_t smc_sp(const greg_t *g) { return (uint64_t)g[1]; }
+/* At a function's first instruction: where it returns to (the link register). */
+static inline uint64_t smc_entry_return_address(const greg_t *g) { return (uint64_t)g[PT_LNK]; }
+/* No operand adds a segment base on POWER (r13 is a base register like any other). */
+static inline uint64_t smc_fs_base(void) { return 0; }
+/* No compare-exchange instruction: a larx/stcx. pair is decoded otherwise. */
+static inline uint64_t smc_acc(const greg_t *g) { (void)g; return 0; }
+static inline uint64_t smc_acc_hi(const greg_t *g) { (void)g; return 0; }
+static inline greg_t *smc_gregs(ucontext_t *uc) { return uc->uc_mcontext.gp_regs; }
+#define SMC_NGPR 32
+
+/* glibc's __libc_start_main on POWER takes main in this structure (sysdeps/.../powerpc/
+ * libc-start.c), not as its first argument. */
+#define SMC_START_MAIN_STARTUP_INFO 1
+struct smc_startup_info {
+    void *sda_base;
+    void *main;
+    void *init;
+    void *fini;
+};
+
+/* Load-reserve/store-conditional pairs: the runtime carries out a store-conditional itself
+ * (trap.c, at_reserve_site). `insn` is the instruction (stbcx., sthcx., stwcx. or stdcx.):
+ * when `holds`, its source register's low `size` bytes go to `ea`; CR0 becomes 0b00, holds,
+ * XER[SO]. */
+#define SMC_HAS_RESERVATIONS 1
+static inline void smc_store_conditional(uint32_t insn, greg_t *g, uint64_t ea, uint64_t size, int holds) {
+    uint64_t rs = g[(insn >> 21) & 31];
+    if (holds) memcpy((void *)(uintptr_t)ea, &rs, size); /* little-endian: the low bytes first */
+    uint64_t so = (g[PT_XER] >> 31) & 1;
+    uint64_t cr0 = ((uint64_t)(holds ? 2 : 0) | so) << 28;
+    g[PT_CCR] = (g[PT_CCR] & ~0xf0000000ULL) | cr0;
+}
+
+/* Only coroutine switches need it, and POWER runs without coroutines. */
+static inline __attribute__((always_inline)) void smc_clear_below_sp(void) {}
+
+extern __attribute__((visibility("hidden"))) uint8_t smc_hook_sse_only;
+
+#endif
