@@ -328,7 +328,9 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
             break hung.take().expect("a round that hung came first");
         }
         let found = &x.outcome.shared_found;
-        let error_stands = x.outcome.error.is_some() && !cli.keep_going;
+        // (a round with every stack access visible buffers the threads' own frames too, so
+        // its errors may be of its own making: the round with the memory found decides)
+        let error_stands = x.outcome.error.is_some() && !cli.keep_going && !all_stacks;
         let more = supervisor::merge_shared(shared.iter().chain(found).copied());
         if !found.is_empty() && !error_stands && more != shared {
             shared = more;

@@ -280,6 +280,17 @@ impl NativeTarget {
         self.program_text(all)
     }
 
+    /// What the program (or its loader, or qemu) wrote before the runtime kept count of the
+    /// output: the capture up to its first zero byte.
+    fn early_output(&self) -> Option<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let mut head = vec![0; 4096];
+        self.output.as_ref()?.read_exact_at(&mut head, 0).ok()?;
+        let n = head.iter().position(|&b| b == 0).unwrap_or(head.len());
+        head.truncate(n);
+        Some(head)
+    }
+
     /// What the program wrote, without what qemu-user adds to its stderr when the guest dies
     /// of a signal (the report says how it died).
     fn program_text(&self, mut out: Vec<u8>) -> Vec<u8> {
@@ -469,7 +480,19 @@ impl NativeTarget {
                 } else {
                     String::new()
                 };
-                return Err(format!("the program ended before reaching main ({st}{at})"));
+                // (what it or its loader said last: qemu's reason, for one)
+                let said = self
+                    .early_output()
+                    .map(|text| String::from_utf8_lossy(&text).into_owned())
+                    .and_then(|t| {
+                        t.lines()
+                            .rfind(|l| !l.trim().is_empty())
+                            .map(str::to_string)
+                    })
+                    .map_or(String::new(), |l| format!(": {}", l.trim()));
+                return Err(format!(
+                    "the program ended before reaching main ({st}{at}){said}"
+                ));
             }
             if interrupted() {
                 return Err("interrupted".to_string());
