@@ -43,6 +43,8 @@ struct Program {
     jobs: usize,
     /// The models it is checked under (`MODELS` unless a row says otherwise).
     models: &'static [&'static str],
+    /// Built for ppc64le with the cross compiler, checked under qemu-user.
+    ppc64le: bool,
 }
 
 fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Program {
@@ -54,6 +56,7 @@ fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Progr
         full: false,
         jobs: 1,
         models: &MODELS,
+        ppc64le: false,
     }
 }
 
@@ -74,6 +77,10 @@ impl Program {
         self.jobs = jobs;
         self
     }
+    fn ppc64le(mut self) -> Program {
+        self.ppc64le = true;
+        self
+    }
     fn name(&self) -> String {
         let stem = Path::new(self.source)
             .file_stem()
@@ -87,6 +94,11 @@ impl Program {
         let jobs = match self.jobs {
             1 => String::new(),
             j => format!(" -j{j}"),
+        };
+        let jobs = if self.ppc64le {
+            format!("{jobs} ppc64le")
+        } else {
+            jobs
         };
         if defs.is_empty() {
             format!("{stem}{jobs}")
@@ -180,6 +192,28 @@ fn suite() -> Vec<Program> {
         program("ra", "tests/programs/tso/iriw.c", &[])
             .models(&["ra"])
             .expect([ERR]),
+    );
+    // ppc64le binaries under qemu-user (one process per execution)
+    v.push(
+        program("ppc64le", "tests/programs/sb.c", &[])
+            .ppc64le()
+            .expect([OK, ERR, ERR]),
+    );
+    v.push(
+        program("ppc64le", "tests/programs/mp.c", &[])
+            .ppc64le()
+            .expect([OK, OK, ERR]),
+    );
+    v.push(
+        program("ppc64le", "tests/programs/cas_counter.c", &[])
+            .ppc64le()
+            .expect([OK, OK, OK]),
+    );
+    v.push(
+        program("ppc64le", "benches/programs/fib.c", &["-DNUM=2", "-DJOIN"])
+            .ppc64le()
+            .models(&["sc"])
+            .expect([OK]),
     );
     for t in 10..=16 {
         let d = format!("-DTHREADS={t}");
@@ -336,6 +370,7 @@ fn build(p: &Program, dir: &Path) -> Result<PathBuf, String> {
     let (compiler, flags): (&str, &[&str]) = match Path::new(p.source).extension() {
         Some(e) if e == "cpp" => ("g++", &["-O2", "-g", "-pthread", "-std=c++20"]),
         Some(e) if e == "rs" => ("rustc", &["-O", "-g", "--edition", "2021"]),
+        _ if p.ppc64le => ("powerpc64le-linux-gnu-gcc", &["-O2", "-g", "-pthread"]),
         _ => ("gcc", &["-O2", "-g", "-pthread"]),
     };
     let st = Command::new(compiler)

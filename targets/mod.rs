@@ -9,12 +9,13 @@ use crate::litmus::Isa;
 use crate::program::Arch;
 
 /// Architectures of the litmus tests smc-run can generate programs for.
-pub const LITMUS_ARCHS: [&str; 1] = ["X86"];
+pub const LITMUS_ARCHS: [&str; 2] = ["X86", "PPC"];
 
 /// The instruction syntax of litmus tests for `arch` (the name on a test's first line).
 pub fn litmus_isa(arch: &str) -> Option<&'static dyn Isa> {
     match arch {
         "X86" => Some(&x86_64::litmus::X86),
+        "PPC" => Some(&ppc64le::litmus::Ppc),
         _ => None,
     }
 }

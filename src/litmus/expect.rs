@@ -49,6 +49,27 @@ impl Expected {
     }
 }
 
+/// The model whose expectations bound a model that has none of its own: `power` for POWER
+/// tests checked under the stronger sc, tso and pso.
+pub fn weaker_model(model: &str) -> Option<&'static str> {
+    matches!(model, "sc" | "tso" | "pso").then_some("power")
+}
+
+impl Expected {
+    /// What a result under a stronger model contradicts in this expectation of a weaker one:
+    /// the condition holds in an execution where the weaker model never lets it, or fails in
+    /// one where the weaker model always holds it (every execution of the stronger model is
+    /// one of the weaker's).
+    pub fn contradiction(&self, got: &Checked) -> Option<String> {
+        let v = &got.verdict;
+        match self.observation.as_str() {
+            "Never" if v.positive > 0 => Some("a state the weaker model never reaches".into()),
+            "Always" if v.negative > 0 => Some("a state the weaker model never reaches".into()),
+            _ => None,
+        }
+    }
+}
+
 /// Expectations by (test name, model).
 #[derive(Debug, Default)]
 pub struct Expectations(HashMap<(String, String), Expected>);

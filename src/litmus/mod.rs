@@ -122,6 +122,9 @@ pub struct Test {
     pub name: String,
     /// Initial values (locations and registers not listed start at 0).
     pub init: Vec<(Loc, i64)>,
+    /// Registers and locations that start with the address of a location (`0:r2=x`, `p=a`:
+    /// POWER's tests).
+    pub addresses: Vec<(Loc, String)>,
     /// Each thread's instructions, as written.
     pub threads: Vec<Vec<String>>,
     /// Extra locations to show in the final states (`locations [...]`).
@@ -183,6 +186,24 @@ pub trait Isa: Sync {
     fn reg_operand(&self, reg: &str) -> String;
     /// Address of a global in the asm (e.g. `sym(%rip)`).
     fn mem_operand(&self, symbol: &str) -> String;
+    /// The C type of a register variable (wide enough for an address where registers hold
+    /// them) and its asm constraint.
+    fn reg_type(&self) -> (&'static str, &'static str) {
+        ("uint32_t", "+r")
+    }
+    /// The C type of a location (64-bit where a location may hold an address).
+    fn loc_type(&self) -> &'static str {
+        "int32_t"
+    }
+    /// Whether a register may start with a location's address (`0:r2=x`): the architecture
+    /// addresses memory through registers.
+    fn addresses_in_registers(&self) -> bool {
+        false
+    }
+    /// The C compiler the generated program is built with when none is named.
+    fn compiler(&self) -> &'static str {
+        "cc"
+    }
 }
 
 /// The C symbol of location `name` in the generated program.
@@ -213,6 +234,13 @@ pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
             add_mem(m);
         }
     }
+    for (l, m) in &test.addresses {
+        if let Loc::Mem(holder) = l {
+            add_mem(holder);
+        }
+        add_mem(m);
+    }
+    let (reg_type, reg_constraint) = isa.reg_type();
     let mut bodies = Vec::new();
     for (t, code) in test.threads.iter().enumerate() {
         let mut regs: Vec<String> = Vec::new();
@@ -234,7 +262,9 @@ pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
             }
             asm.push_str(&format!("        \"{text}\\n\\t\"\n"));
         }
-        for l in test.init.iter().map(|(l, _)| l).chain(&observed) {
+        let inits = test.init.iter().map(|(l, _)| l);
+        let addressed = test.addresses.iter().map(|(l, _)| l);
+        for l in inits.chain(addressed).chain(&observed) {
             if let Loc::Reg(rt, r) = l {
                 if *rt == t && !regs.contains(r) {
                     regs.push(r.clone());
@@ -243,11 +273,23 @@ pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
         }
         let mut body = format!("static void *P{t}(void *arg) {{\n");
         for r in &regs {
-            let init = test.initial(&Loc::Reg(t, r.clone()));
-            body.push_str(&format!("    uint32_t {r} = (uint32_t){init}LL;\n"));
+            let reg = Loc::Reg(t, r.clone());
+            match test.addresses.iter().find(|(l, _)| *l == reg) {
+                Some((_, m)) => body.push_str(&format!(
+                    "    {reg_type} {r} = ({reg_type})(uintptr_t)&{};\n",
+                    symbol(m)
+                )),
+                None => {
+                    let init = test.initial(&reg);
+                    body.push_str(&format!("    {reg_type} {r} = ({reg_type}){init}LL;\n"));
+                }
+            }
         }
         if !asm.is_empty() {
-            let outs: Vec<String> = regs.iter().map(|r| format!("[{r}] \"+r\"({r})")).collect();
+            let outs: Vec<String> = regs
+                .iter()
+                .map(|r| format!("[{r}] \"{reg_constraint}\"({r})"))
+                .collect();
             body.push_str(&format!(
                 "    __asm__ volatile(\n{asm}        : {}\n        :\n        : \"memory\", \"cc\");\n",
                 outs.join(", ")
@@ -283,12 +325,27 @@ pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
          \x20   else printf(\"%u=%d\\n\", index, (int32_t)value);\n}}\n\n",
         test.name, test.arch
     );
+    let loc_type = isa.loc_type();
+    let address_of = |l: &Loc| test.addresses.iter().find(|(a, _)| a == l).map(|(_, m)| m);
     for m in &mems {
         let init = test.initial(&Loc::Mem(m.clone()));
-        c.push_str(&format!(
-            "int32_t {} __attribute__((aligned(64))) = (int32_t){init}LL;\n",
-            symbol(m)
-        ));
+        let sym = symbol(m);
+        match address_of(&Loc::Mem(m.clone())) {
+            // a tentative definition: every location is declared before any address is taken
+            Some(_) => c.push_str(&format!("{loc_type} {sym} __attribute__((aligned(64)));\n")),
+            None => c.push_str(&format!(
+                "{loc_type} {sym} __attribute__((aligned(64))) = ({loc_type}){init}LL;\n"
+            )),
+        }
+    }
+    for m in &mems {
+        if let Some(target) = address_of(&Loc::Mem(m.clone())) {
+            c.push_str(&format!(
+                "{loc_type} {} __attribute__((aligned(64))) = ({loc_type})(uintptr_t)&{};\n",
+                symbol(m),
+                symbol(target)
+            ));
+        }
     }
     c.push('\n');
     for b in &bodies {

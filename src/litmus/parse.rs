@@ -58,7 +58,9 @@ pub fn parse(text: &str) -> Result<Test, LitmusError> {
             loop {
                 if let Some(j) = chunk.find('}') {
                     init_text.push_str(&chunk[..j]);
-                    if !chunk[j + 1..].trim().is_empty() {
+                    // (`};` as some tests close it)
+                    let after = chunk[j + 1..].trim();
+                    if !after.is_empty() && after != ";" {
                         return err(format!("line {}: text after `}}`", n + 1));
                     }
                     break;
@@ -73,7 +75,7 @@ pub fn parse(text: &str) -> Result<Test, LitmusError> {
             break;
         }
     }
-    let init = parse_init(&init_text, isa)?;
+    let (init, addresses) = parse_init(&init_text, isa)?;
     // The thread table.
     let (n, header) = loop {
         match lines.next() {
@@ -102,7 +104,13 @@ pub fn parse(text: &str) -> Result<Test, LitmusError> {
             lines.next();
             continue;
         }
-        let Some(row) = table_row(l) else { break };
+        // (the condition may end with `;` too)
+        let keyword = ["exists", "~", "forall", "locations", "final", "filter"]
+            .iter()
+            .any(|k| l.trim_start().starts_with(k));
+        let Some(row) = table_row(l).filter(|_| !keyword) else {
+            break;
+        };
         if row.len() != threads.len() {
             return err(format!(
                 "line {}: {} columns, the table has {}",
@@ -118,9 +126,14 @@ pub fn parse(text: &str) -> Result<Test, LitmusError> {
         }
         lines.next();
     }
-    // locations and the condition.
+    // locations and the condition (herd's `<< ... >>` display directives after it ignored).
     let rest: Vec<&str> = lines.map(|(_, l)| l.trim()).collect();
     let mut rest = rest.join(" ");
+    while let Some(i) = rest.find("<<") {
+        let end = rest[i..].find(">>").map_or(rest.len(), |j| i + j + 2);
+        rest.replace_range(i..end, " ");
+    }
+    let mut rest = rest.trim().to_string();
     let mut locations = Vec::new();
     if let Some(r) = rest.strip_prefix("locations") {
         let r = r.trim_start();
@@ -152,6 +165,7 @@ pub fn parse(text: &str) -> Result<Test, LitmusError> {
             "unsupported construct `{word}` before the final condition"
         ));
     };
+    let body = body.trim_end().strip_suffix(';').unwrap_or(body);
     let tokens = tokenize(body)?;
     let mut p = PropParser {
         tokens: &tokens,
@@ -169,6 +183,7 @@ pub fn parse(text: &str) -> Result<Test, LitmusError> {
         arch,
         name,
         init,
+        addresses,
         threads,
         locations,
         quantifier,
@@ -213,8 +228,11 @@ fn is_ident(s: &str) -> bool {
 fn parse_loc(s: &str, isa: &dyn Isa) -> Result<Loc, LitmusError> {
     let s = s.trim();
     if let Some((t, r)) = s.split_once(':') {
+        // `0:r1`, or `P0:r1`
+        let t = t.trim();
         let t: usize = t
-            .trim()
+            .strip_prefix('P')
+            .unwrap_or(t)
             .parse()
             .map_err(|_| LitmusError(format!("bad thread number in `{s}`")))?;
         let r = r.trim();
@@ -234,8 +252,12 @@ fn parse_loc(s: &str, isa: &dyn Isa) -> Result<Loc, LitmusError> {
     Ok(Loc::Mem(m.to_string()))
 }
 
-fn parse_init(text: &str, isa: &dyn Isa) -> Result<Vec<(Loc, i64)>, LitmusError> {
+/// Initial values, and the registers that start with a location's address.
+type Init = (Vec<(Loc, i64)>, Vec<(Loc, String)>);
+
+fn parse_init(text: &str, isa: &dyn Isa) -> Result<Init, LitmusError> {
     let mut init = Vec::new();
+    let mut addresses = Vec::new();
     for item in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
         let Some((lhs, rhs)) = item.split_once('=') else {
             return err(format!("unsupported initial state entry `{item}`"));
@@ -248,6 +270,10 @@ fn parse_init(text: &str, isa: &dyn Isa) -> Result<Vec<(Loc, i64)>, LitmusError>
             None => lhs,
         };
         let loc = parse_loc(lhs, isa)?;
+        if is_ident(rhs.trim()) && isa.addresses_in_registers() {
+            addresses.push((loc, rhs.trim().to_string()));
+            continue;
+        }
         let value = parse_value(rhs).map_err(|_| {
             LitmusError(format!(
                 "unsupported initial value in `{item}` (only integer constants are supported)"
@@ -255,7 +281,7 @@ fn parse_init(text: &str, isa: &dyn Isa) -> Result<Vec<(Loc, i64)>, LitmusError>
         })?;
         init.push((loc, value));
     }
-    Ok(init)
+    Ok((init, addresses))
 }
 
 fn tokenize(s: &str) -> Result<Vec<String>, LitmusError> {
@@ -425,6 +451,40 @@ mod tests {
     }
 
     #[test]
+    fn parses_power_tests() {
+        // herd's older forms: `P0:r4=x`, `[x] = 0`, `};`, `d,rA` operands, a condition ending
+        // with `;`, display directives after it
+        let text = "PPC T\n{\n P0:r4=x; P1:r4=x; [x] = 0; 0:r1=1; p=x;\n};\n P0 | P1 ;\n             stw r1,0,r4 | lwz r3,0,r4 ;\n L0: sync | ;\nexists (1:r3=1 /\\ x=1);\n<<\nshow 0\n>>";
+        let t = parse(text).unwrap();
+        assert_eq!(
+            t.addresses,
+            vec![
+                (Loc::Reg(0, "r4".into()), "x".to_string()),
+                (Loc::Reg(1, "r4".into()), "x".to_string()),
+                (Loc::Mem("p".into()), "x".to_string())
+            ]
+        );
+        assert_eq!(
+            t.init,
+            vec![(Loc::Mem("x".into()), 0), (Loc::Reg(0, "r1".into()), 1)]
+        );
+        assert_eq!(t.threads[0], vec!["stw r1,0,r4", "L0: sync"]);
+        assert_eq!(t.prop.to_string(), "(1:r3=1 /\\ [x]=1)");
+        let c = super::super::generate(&t, &crate::targets::ppc64le::litmus::Ppc).unwrap();
+        assert!(
+            c.contains("uint64_t r4 = (uint64_t)(uintptr_t)&litmus_x;"),
+            "{c}"
+        );
+        assert!(
+            c.contains(
+                "int64_t litmus_p __attribute__((aligned(64))) = (int64_t)(uintptr_t)&litmus_x;"
+            ),
+            "{c}"
+        );
+        assert!(c.contains("\"L0%=: sync\\n\\t\""), "{c}");
+    }
+
+    #[test]
     fn parses_init_locations_and_forall() {
         let text = "X86 T\n{ x=1; 0:EAX=2; int y = -3; }\n P0 ;\n MOV [x],$1 ;\n\
             locations [y;]\nforall (x=1 \\/ ~([y]=2) /\\ 0:EAX=2)";
@@ -453,7 +513,7 @@ mod tests {
     #[test]
     fn rejects_what_it_does_not_support() {
         let bad = |text: &str| parse(text).unwrap_err().0;
-        assert!(bad("PPC T\n{}\n P0 ;\n li r1,1 ;\nexists (0:r1=1)").contains("`PPC`"));
+        assert!(bad("ARM T\n{}\n P0 ;\n MOV R0,#1 ;\nexists (0:R0=1)").contains("`ARM`"));
         assert!(bad("X86 T\n{ x=y; }\n P0 ;\n MOV [x],$1 ;\nexists ([x]=1)").contains("`x=y`"));
         assert!(
             bad("X86 T\n{}\n P0 ;\n MOV [x],$1 ;\nexists ([x]=1 /\\ )").contains("unexpected `)`")

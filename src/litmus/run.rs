@@ -13,7 +13,8 @@ use crate::supervisor::{self, TempDir};
 
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub cc: String,
+    /// The C compiler for every test, else each architecture's ([`super::Isa::compiler`]).
+    pub cc: Option<String>,
     pub exec_timeout: Duration,
     pub max_steps: usize,
     pub buffer_bound: Option<usize>,
@@ -46,9 +47,10 @@ pub struct TestRun {
 }
 
 /// The generated program compiled into `dir`.
-pub fn compile(test: &Test, cc: &str, dir: &Path) -> Result<PathBuf, LitmusError> {
+pub fn compile(test: &Test, cc: Option<&str>, dir: &Path) -> Result<PathBuf, LitmusError> {
     let isa = crate::targets::litmus_isa(&test.arch)
         .ok_or_else(|| LitmusError(format!("architecture `{}` is not supported", test.arch)))?;
+    let cc = cc.unwrap_or(isa.compiler());
     let source = generate(test, isa)?;
     let c = dir.join(format!("{}.c", file_stem(&test.name)));
     let exe = dir.join(file_stem(&test.name));
@@ -177,7 +179,7 @@ pub fn run_file(path: &Path, models: &[String], opts: &Options) -> TestRun {
             Err(e) => return fail(LitmusError(e)),
         },
     };
-    let exe = match compile(&test, &opts.cc, &dir) {
+    let exe = match compile(&test, opts.cc.as_deref(), &dir) {
         Ok(e) => e,
         Err(e) => return fail(e),
     };

@@ -11,6 +11,8 @@
 //! length-in-register VSX forms, the atomic memory operations) is a site of kind
 //! `UNSUPPORTED`, an error if it touches shared memory, never a silent miss.
 
+pub mod litmus;
+
 use capstone::arch::ppc::ArchMode;
 use capstone::arch::{BuildsCapstone, BuildsCapstoneEndian};
 use capstone::{Capstone, Endian};
