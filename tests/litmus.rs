@@ -352,8 +352,12 @@ fn unsupported_constructs_are_named() {
             "`0:EAX=x`",
         ),
         (
-            "PPC D\n{}\n P0 ;\n li r1,1 ;\nexists (0:r1=1)\n",
-            "architecture `PPC`",
+            "ARM D\n{}\n P0 ;\n MOV R0,#1 ;\nexists (0:R0=1)\n",
+            "architecture `ARM`",
+        ),
+        (
+            "PPC F\n{}\n P0 ;\n dcbf r0,r2 ;\nexists (0:r1=1)\n",
+            "`dcbf r0,r2`",
         ),
         ("X86 E\n{}\n P0 ;\n MOV [x],$1 ;\n", "no final condition"),
     ];

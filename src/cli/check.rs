@@ -526,6 +526,14 @@ fn explore(
     };
     pin(0);
     let (mut program, mut target) = supervisor::launch(path, &opts)?;
+    if cli.gdb && program.arch == program::Arch::Ppc64le {
+        return Err(UsageError(
+            "--gdb cannot attach to a ppc64le program (it runs under qemu-user, which gdb \
+             sees as an x86-64 process); replay it without --gdb"
+                .into(),
+        )
+        .into());
+    }
     if let Some((cc, _)) = source_compiler(cli, given) {
         // Compiled into a new temporary directory each time, whose path the binary holds:
         // the source and the compiler name the build.
