@@ -531,8 +531,7 @@ fn explore(
             "--gdb cannot attach to a ppc64le program (it runs under qemu-user, which gdb \
              sees as an x86-64 process); replay it without --gdb"
                 .into(),
-        )
-        .into());
+        ));
     }
     if let Some((cc, _)) = source_compiler(cli, given) {
         // Compiled into a new temporary directory each time, whose path the binary holds:
