@@ -288,13 +288,11 @@ static uint64_t co_tls(struct start_arg *a, uint64_t *sp_top) {
     return smc_tls_new((char *)(uintptr_t)area);
 }
 
-/* The slot of a new thread: a joined thread's (coroutines), else the next one; -1 past the
- * limit. */
+/* The slot of a new thread: a joined thread's, else the next one; -1 past the limit. */
 static int free_slot(void) {
     uint32_t n = LOAD(&ch->nthreads);
-    if (g_coroutines)
-        for (uint32_t i = 1; i < n && i < SMC_MAX_THREADS; i++)
-            if (g_joined[i]) return (int)i;
+    for (uint32_t i = 1; i < n && i < SMC_MAX_THREADS; i++)
+        if (g_joined[i]) return (int)i;
     return n < SMC_MAX_THREADS ? (int)n : -1;
 }
 
@@ -304,10 +302,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     if (slot < 0) {
         /* not an error of the program's: the execution is cut here, as at the step bound */
         char msg[128];
-        snprintf(msg, sizeof msg,
-                 g_coroutines ? "more than %d threads alive at once (the checker's limit)"
-                              : "more than %d threads in one execution (the checker's limit with a process per execution)",
-                 SMC_MAX_THREADS);
+        snprintf(msg, sizeof msg, "more than %d threads alive at once (the checker's limit)", SMC_MAX_THREADS);
         report_error(SMC_ERR_LIMIT, 0, CALLER_PC, 0, msg);
         if (g_coroutines) co_end(0, 0); /* the execution is cut there */
         die_now(0);
@@ -365,7 +360,12 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 EXPORT int pthread_join(pthread_t t, void **ret) {
     int slot = in_execution() ? slot_of(t) : -1;
     if (slot >= 0) smc_stop(SMC_OP_JOIN, 0, 0, 0, (uint64_t)slot, CALLER_PC, 0, 0);
-    if (!g_coroutines) return real_pthread_join(t, ret);
+    if (!g_coroutines) {
+        /* the real thread is gone once joined: its slot and stack serve the next one */
+        int r = real_pthread_join(t, ret);
+        if (r == 0 && slot > 0) g_joined[slot] = 1;
+        return r;
+    }
     if (slot < 0) return ESRCH;
     if (ret) *ret = g_co[slot].ret;
     if (slot > 0) g_joined[slot] = 1;

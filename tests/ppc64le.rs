@@ -34,6 +34,7 @@ const SAME_ACCESSES: &[&str] = &[
     "exit_handler.c",
     "exit_without_join.c",
     "heap_account.c",
+    "many_threads.c",
 ];
 
 /// Programs with atomics, whose counts differ (larx/stcx. loops) but whose verdicts must not.

@@ -25,6 +25,30 @@ fn hundreds_of_threads_created_and_joined_in_turn_are_checked() {
     }
 }
 
+/// The same with a process per execution and real threads (the executor of ppc64le
+/// programs): a joined thread's slot serves the next one there too.
+#[test]
+fn real_threads_created_and_joined_in_turn_reuse_their_slots() {
+    let scratch = Scratch::new("threads-over-time-fork");
+    let bin = compile(&scratch, &source("many_threads.c"), "gcc", &["-O1"]);
+    let b = bin.to_str().unwrap();
+    for model in ["sc", "tso"] {
+        let r = common::run_env(
+            &scratch.0,
+            &["--json", "--model", model, b],
+            &[("SMC_NO_COROUTINES", std::path::Path::new("1"))],
+        );
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            ("ok", 1),
+            "{model}\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+        assert_eq!(r.json.as_ref().unwrap()["executor"], "fork", "{}", r.stdout);
+    }
+}
+
 #[test]
 fn more_threads_alive_than_the_limit_cut_the_execution() {
     let scratch = Scratch::new("threads-alive");

@@ -609,6 +609,17 @@ impl NativeTarget {
         let r = self.replayed.as_mut()?;
         match r.steps.get(r.served) {
             Some(step) if is_next(step) => {}
+            // a buffered store of other bytes than the last execution's at the same step:
+            // values that differ from process to process (process and thread ids), which
+            // one process per execution cannot repeat
+            Some(ScriptStep::Commit { addr, .. }) => {
+                return Some(Err(ExecError::Fatal(format!(
+                    "the program stored other bytes at {addr:#x} when the start of an \
+                     execution was replayed (a process or thread id?): with one process per \
+                     execution, only values that repeat from run to run can be checked under \
+                     tso or pso"
+                ))))
+            }
             step => {
                 return Some(Err(ExecError::Fatal(format!(
                     "internal: the engine left the script at its step {} ({step:?})",
