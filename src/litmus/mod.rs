@@ -206,6 +206,16 @@ pub trait Isa: Sync {
     }
 }
 
+/// The value that stands for the address of location `name` in final states and conditions
+/// (`P2:r5=y`): a register holding that address is observed as this code, which no small
+/// integer of a test collides with.
+pub fn address_code(name: &str) -> i64 {
+    let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    0x4000_0000 | (h & 0x0fff_ffff) as i64
+}
+
 /// The C symbol of location `name` in the generated program.
 pub fn symbol(name: &str) -> String {
     format!("litmus_{name}")
@@ -320,7 +330,9 @@ pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
          #include <pthread.h>\n#include <stdint.h>\n#include <stdio.h>\n\n\
          /* Provided by the smc-run runtime; without it the program prints its final state. */\n\
          extern void __smc_observe(unsigned, unsigned long long) __attribute__((weak));\n\
-         static void observe(unsigned index, uint32_t value) {{\n\
+         static uint32_t coded(uint64_t value);\n\
+         static void observe(unsigned index, uint64_t value) {{\n\
+         \x20   value = coded(value);\n\
          \x20   if (__smc_observe) __smc_observe(index, value);\n\
          \x20   else printf(\"%u=%d\\n\", index, (int32_t)value);\n}}\n\n",
         test.name, test.arch
@@ -347,7 +359,21 @@ pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
             ));
         }
     }
-    c.push('\n');
+    // a location's address, observed, is its code (address_code)
+    c.push_str("static uint32_t coded(uint64_t value) {\n");
+    let addresses = if isa.addresses_in_registers() {
+        &mems[..]
+    } else {
+        &[]
+    };
+    for m in addresses {
+        c.push_str(&format!(
+            "    if (value == (uint64_t)(uintptr_t)&{}) return {}u;\n",
+            symbol(m),
+            address_code(m)
+        ));
+    }
+    c.push_str("    return (uint32_t)value;\n}\n\n");
     for b in &bodies {
         c.push_str(b);
         c.push('\n');
@@ -366,7 +392,7 @@ pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
     for (i, l) in observed.iter().enumerate() {
         if let Loc::Mem(m) = l {
             c.push_str(&format!(
-                "    observe({i}, *(volatile int32_t *)&{});\n",
+                "    observe({i}, *(volatile {loc_type} *)&{});\n",
                 symbol(m)
             ));
         }

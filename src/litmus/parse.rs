@@ -235,7 +235,12 @@ fn parse_loc(s: &str, isa: &dyn Isa) -> Result<Loc, LitmusError> {
             .unwrap_or(t)
             .parse()
             .map_err(|_| LitmusError(format!("bad thread number in `{s}`")))?;
+        // (`0:r5*`: a register that holds an address, in herd's older tests)
         let r = r.trim();
+        let r = r
+            .strip_suffix('*')
+            .filter(|_| isa.addresses_in_registers())
+            .unwrap_or(r);
         if !isa.is_register(r) {
             return err(format!("unsupported register `{r}` in `{s}`"));
         }
@@ -410,7 +415,12 @@ impl PropParser<'_> {
         let Some(v) = self.peek() else {
             return err(format!("no value after `{text}=`"));
         };
-        let v = parse_value(v)?;
+        // a location's name: its address (POWER's tests compare registers with them)
+        let v = if is_ident(v) && self.isa.addresses_in_registers() {
+            super::address_code(v)
+        } else {
+            parse_value(v)?
+        };
         self.pos += 1;
         Ok(Prop::Eq(loc, v))
     }
