@@ -60,8 +60,10 @@ impl Emulator {
             )
         };
         if RUNTIME_IMAGE_PPC64LE.is_empty() {
-            return Err(missing(
-                "smc-run built with the ppc64le cross compiler, which was missing",
+            return Err(format!(
+                "this smc-run was built without its ppc64le runtime (no \
+                 powerpc64le-linux-gnu-gcc at build time): apt-get install {PPC64LE_PACKAGES}, \
+                 then build smc-run again"
             ));
         }
         let qemu = match std::env::var_os("SMC_QEMU") {
