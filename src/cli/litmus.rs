@@ -145,16 +145,21 @@ pub(crate) fn run(cli: &LitmusCli) -> Result<u8, UsageError> {
                 (None, Some(b)) => b.contradiction(&c).map(|d| format!("{d} (power)")),
                 (None, None) => None,
             };
-            let expected = expected.or(bound);
             if detailed && !cli.json {
                 say_part!("{}", report::litmus::herd_text(&test, &c));
             }
+            // (a weaker model's result is a bound, not what this one must give)
             if (!detailed && !cli.quiet) || mismatch.is_some() {
                 say!("{}", report::litmus::line(&test, &c, expected));
             }
-            if let (Some(d), Some(e)) = (mismatch, expected) {
+            if let (Some(d), Some(e)) = (mismatch, expected.or(bound)) {
+                let expected = if expected.is_some() {
+                    "expected"
+                } else {
+                    "power"
+                };
                 mismatches.push(format!(
-                    "{:<40} {m:<4} expected {:<28} got {} {} {} states {} ({d})",
+                    "{:<40} {m:<4} {expected} {:<28} got {} {} {} states {} ({d})",
                     test.name,
                     e.summary(),
                     c.verdict.observation(),

@@ -153,4 +153,36 @@ mod tests {
         .unwrap_err()
         .contains("line 2"));
     }
+
+    /// A result under a stronger model within a weaker one's expectation, or against it.
+    #[test]
+    fn weaker_expectations_bound_results() {
+        use super::super::Verdict;
+        let result = |positive, negative| Checked {
+            model: "sc".into(),
+            verdict: Verdict {
+                states: Vec::new(),
+                positive,
+                negative,
+            },
+            executions: positive + negative,
+            blocked: 0,
+            seconds: 0.0,
+        };
+        let power = |observation: &str| Expected {
+            observation: observation.into(),
+            positive: 1,
+            negative: 1,
+            states: None,
+        };
+        assert_eq!(weaker_model("tso"), Some("power"));
+        assert_eq!(weaker_model("ra"), None);
+        // fewer behaviours: never a contradiction
+        assert_eq!(power("Sometimes").contradiction(&result(0, 3)), None);
+        assert_eq!(power("Never").contradiction(&result(0, 3)), None);
+        assert_eq!(power("Always").contradiction(&result(2, 0)), None);
+        // a behaviour power does not have
+        assert!(power("Never").contradiction(&result(1, 2)).is_some());
+        assert!(power("Always").contradiction(&result(1, 2)).is_some());
+    }
 }

@@ -75,7 +75,27 @@ pub fn parse(text: &str) -> Result<Test, LitmusError> {
             break;
         }
     }
-    let (init, addresses) = parse_init(&init_text, isa)?;
+    // herd's symbolic registers (`%t0=t`, a register of whichever thread names it) apart
+    let mut symbolic = Vec::new();
+    let mut plain = String::new();
+    for item in init_text.split(';') {
+        match item
+            .trim()
+            .strip_prefix('%')
+            .and_then(|i| i.split_once('='))
+        {
+            Some((name, value))
+                if is_ident(name.trim()) && isa.is_register(&symbolic_register(name.trim())) =>
+            {
+                symbolic.push((name.trim().to_string(), value.trim().to_string()));
+            }
+            _ => {
+                plain.push_str(item);
+                plain.push(';');
+            }
+        }
+    }
+    let (mut init, mut addresses) = parse_init(&plain, isa)?;
     // The thread table.
     let (n, header) = loop {
         match lines.next() {
@@ -126,6 +146,26 @@ pub fn parse(text: &str) -> Result<Test, LitmusError> {
         }
         lines.next();
     }
+    // each thread's symbolic registers: renamed, and started as the initial state says
+    symbolic.sort_by_key(|(name, _)| std::cmp::Reverse(name.len()));
+    for (t, code) in threads.iter_mut().enumerate() {
+        for (name, value) in &symbolic {
+            let used = code.iter().any(|i| i.contains(&format!("%{name}")));
+            if !used {
+                continue;
+            }
+            let reg = symbolic_register(name);
+            for i in code.iter_mut() {
+                *i = i.replace(&format!("%{name}"), &reg);
+            }
+            let loc = Loc::Reg(t, reg);
+            if is_ident(value) {
+                addresses.push((loc, value.clone()));
+            } else {
+                init.push((loc, parse_value(value)?));
+            }
+        }
+    }
     // locations and the condition (herd's `<< ... >>` display directives after it ignored).
     let rest: Vec<&str> = lines.map(|(_, l)| l.trim()).collect();
     let mut rest = rest.join(" ");
@@ -147,6 +187,16 @@ pub fn parse(text: &str) -> Result<Test, LitmusError> {
             locations.push(parse_loc(item, isa)?);
         }
         rest = r[end + 1..].trim().to_string();
+    }
+    // herd's older `final P; with NAME: QUANTIFIER;` is `QUANTIFIER P`
+    if let Some(f) = rest.strip_prefix("final") {
+        let (prop, with) = f.split_once(';').unwrap_or((f, ""));
+        let quantifier = with
+            .trim()
+            .strip_prefix("with")
+            .and_then(|w| w.split_once(':'))
+            .map_or("exists", |(_, q)| q.trim().trim_end_matches(';').trim());
+        rest = format!("{quantifier} {}", prop.trim());
     }
     let (quantifier, body) = if let Some(b) = rest.strip_prefix("exists") {
         (Quantifier::Exists, b)
@@ -214,6 +264,11 @@ fn parse_value(s: &str) -> Result<i64, LitmusError> {
             "unsupported value `{s}` (only integer constants are supported)"
         )),
     }
+}
+
+/// The name a symbolic register `%name` goes by in the generated program.
+fn symbolic_register(name: &str) -> String {
+    format!("sym_{name}")
 }
 
 fn is_ident(s: &str) -> bool {
@@ -492,6 +547,22 @@ mod tests {
             "{c}"
         );
         assert!(c.contains("\"L0%=: sync\\n\\t\""), "{c}");
+    }
+
+    #[test]
+    fn parses_symbolic_registers_and_final() {
+        let text = "PPC S\n{\n x=0; %t0=t; %x1=x; 1:r9=5;\n}\n P0 | P1 ;\n std %t0,0(%t0) |             ld r1,0(%x1) ;\nlocations [1:r1;]\nfinal (t=1 /\\ 1:r1=0);\nwith default: forall;";
+        let t = parse(text).unwrap();
+        assert_eq!(t.threads[0], vec!["std sym_t0,0(sym_t0)"]);
+        assert_eq!(t.threads[1], vec!["ld r1,0(sym_x1)"]);
+        assert_eq!(
+            t.addresses,
+            vec![
+                (Loc::Reg(0, "sym_t0".into()), "t".to_string()),
+                (Loc::Reg(1, "sym_x1".into()), "x".to_string())
+            ]
+        );
+        assert_eq!(t.quantifier, Quantifier::Forall);
     }
 
     #[test]

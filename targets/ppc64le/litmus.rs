@@ -12,7 +12,14 @@ use crate::litmus::{Isa, Lowered};
 
 pub struct Ppc;
 
+/// `r0`-`r31` (their number), or a symbolic register of herd's (`%t0`, renamed `sym_t0` by the
+/// parser: 32, a register of the compiler's choosing like the others).
 fn register(s: &str) -> Option<u8> {
+    if s.strip_prefix("sym_")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Some(32);
+    }
     let n = s.strip_prefix('r')?;
     if n.is_empty() || (n.len() > 1 && n.starts_with('0')) {
         return None;
