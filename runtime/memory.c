@@ -142,10 +142,10 @@ void memory_init(void) { span_of_object(U(&memory_init), &g_rt_lo, &g_rt_hi); }
  * address), and its pieces are events (see smc_pieces_begin). */
 static int pieces_call(void *ret) {
     if (!program_call(U(ret)) || (g_coroutines && g_cur < 0)) return 0;
-    return smc_pieces_begin(U(ret) - 1, 0);
+    return smc_pieces_begin(U(ret) - SMC_CALL_BACK, 0);
 }
 #define PROGRAM_CALL pieces_call(__builtin_return_address(0))
-#define PC (U(__builtin_return_address(0)) - SMC_CALL_BACK)
+#define PC CALLER_PC
 
 /* ---- the functions ---- */
 

@@ -505,7 +505,7 @@ static __attribute__((noinline)) void at_special_site(const struct smc_site *st,
         /* the program's own reach_error or __VERIFIER_error, or Rust's __rust_start_panic (the
          * panic's message already written by the panic hook): named where it was called from */
         uint64_t ret = smc_entry_return_address(uc);
-        uint64_t at = ret ? ret - 1 : pc;
+        uint64_t at = ret ? ret - SMC_CALL_BACK : pc;
         if (st->size == SMC_ERROR_CALL_PANIC) report_error(SMC_ERR_PANIC, 0, at, 0, "panic");
         else report_error(SMC_ERR_VERIFIER, 0, at, 0, st->size ? "__VERIFIER_error() reached" : "reach_error() reached");
         abort();
