@@ -185,12 +185,8 @@ fn compile_c(
     if !src.is_file() {
         return Err(UsageError(format!("{}: no such file", src.display())));
     }
-    if arch == ArchChoice::Ppc64le && supervisor::VERIFIER_STUB_PPC64LE.is_empty() {
-        return Err(UsageError(format!(
-            "compiling for ppc64le needs smc-run built where the cross compiler is (Debian: \
-             apt-get install {}, then build again)",
-            supervisor::PPC64LE_PACKAGES
-        )));
+    if arch == ArchChoice::Ppc64le {
+        supervisor::ppc64le_built().map_err(UsageError)?;
     }
     write_verifier_files(dir, arch)
         .map_err(|e| UsageError(format!("cannot write to {}: {e}", dir.display())))?;

@@ -249,12 +249,17 @@ impl Executor for Mock {
 }
 
 impl Mock {
-    /// What a load of `addr` reads: the engine's patch, or memory.
-    fn seen(&self, addr: u64, reply: &Reply) -> u64 {
-        match &reply.patch {
+    /// What slot `i`'s load of `addr` reads: the engine's patch, or memory (observed, when
+    /// reads are, for a script's thread).
+    fn seen(&mut self, i: usize, addr: u64, reply: &Reply) -> u64 {
+        let v = match &reply.patch {
             Some((_, bytes)) => u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64,
             None => self.mem.get(&addr).copied().unwrap_or(0),
+        };
+        if let (true, Some(script)) = (self.observe_reads, self.slots[i].0) {
+            self.reads.push((read_key(script, self.slots[i].1 - 1), v));
         }
+        v
     }
 
     /// A store of `value` at `addr`: into memory unless buffered; its bytes (buffered or
@@ -280,15 +285,9 @@ impl Mock {
             _ => 0,
         };
         self.prev[i] = None;
-        if let (true, Some(script), Op::Load { addr, .. } | Op::Rmw { addr, .. }) =
-            (self.observe_reads, self.slots[i].0, op)
-        {
-            let v = self.seen(addr.0, reply);
-            self.reads.push((read_key(script, self.slots[i].1 - 1), v));
-        }
         match op {
             Op::Load { addr, .. } => {
-                let v = self.seen(addr.0, reply);
+                let v = self.seen(i, addr.0, reply);
                 self.prev[i] = Some(Executed {
                     wrote: false,
                     read: Some(v),
@@ -310,7 +309,7 @@ impl Mock {
             }
             Op::Rmw { addr, .. } => {
                 // fetch-and-add of the script's value
-                let old = self.seen(addr.0, reply);
+                let old = self.seen(i, addr.0, reply);
                 let new = (old + value) & 0xffff_ffff;
                 let (stored, replaced) = self.capture(addr.0, new);
                 self.prev[i] = Some(Executed {

@@ -186,17 +186,12 @@ pub trait Isa: Sync {
     fn reg_operand(&self, reg: &str) -> String;
     /// Address of a global in the asm (e.g. `sym(%rip)`).
     fn mem_operand(&self, symbol: &str) -> String;
-    /// The C type of a register variable (wide enough for an address where registers hold
-    /// them) and its asm constraint.
-    fn reg_type(&self) -> (&'static str, &'static str) {
-        ("uint32_t", "+r")
-    }
-    /// The C type of a location (64-bit where a location may hold an address).
-    fn loc_type(&self) -> &'static str {
-        "int32_t"
+    /// The asm constraint of a register variable.
+    fn reg_constraint(&self) -> &'static str {
+        "+r"
     }
     /// Whether a register may start with a location's address (`0:r2=x`): the architecture
-    /// addresses memory through registers.
+    /// addresses memory through registers (so registers and locations are 64-bit).
     fn addresses_in_registers(&self) -> bool {
         false
     }
@@ -250,7 +245,12 @@ pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
         }
         add_mem(m);
     }
-    let (reg_type, reg_constraint) = isa.reg_type();
+    let (reg_type, loc_type) = if isa.addresses_in_registers() {
+        ("uint64_t", "int64_t")
+    } else {
+        ("uint32_t", "int32_t")
+    };
+    let reg_constraint = isa.reg_constraint();
     let mut bodies = Vec::new();
     for (t, code) in test.threads.iter().enumerate() {
         let mut regs: Vec<String> = Vec::new();
@@ -337,7 +337,6 @@ pub fn generate(test: &Test, isa: &dyn Isa) -> Result<String, LitmusError> {
          \x20   else printf(\"%u=%d\\n\", index, (int32_t)value);\n}}\n\n",
         test.name, test.arch
     );
-    let loc_type = isa.loc_type();
     let address_of = |l: &Loc| test.addresses.iter().find(|(a, _)| a == l).map(|(_, m)| m);
     for m in &mems {
         let init = test.initial(&Loc::Mem(m.clone()));

@@ -61,16 +61,12 @@ impl Isa for Ppc {
         symbol.to_string()
     }
 
-    fn reg_type(&self) -> (&'static str, &'static str) {
-        ("uint64_t", "+b")
+    fn reg_constraint(&self) -> &'static str {
+        "+b"
     }
 
     fn addresses_in_registers(&self) -> bool {
         true
-    }
-
-    fn loc_type(&self) -> &'static str {
-        "int64_t"
     }
 
     fn compiler(&self) -> &'static str {

@@ -195,9 +195,9 @@ fn fence(w: u32) -> Option<u32> {
     }
 }
 
-/// Classify the instruction word `w` at `addr`; None when it cannot touch memory.
-fn classify(w: u32, addr: u64) -> Option<Site> {
-    let mut site = Site {
+/// The site of the instruction word `w` at `addr`, before its kind and operand are known.
+fn word_site(addr: u64, w: u32) -> Site {
+    Site {
         offset: addr,
         len: 4,
         base: REG_NONE,
@@ -205,7 +205,12 @@ fn classify(w: u32, addr: u64) -> Option<Site> {
         scale: 1,
         orig: w as u8,
         ..Site::default()
-    };
+    }
+}
+
+/// Classify the instruction word `w` at `addr`; None when it cannot touch memory.
+fn classify(w: u32, addr: u64) -> Option<Site> {
+    let mut site = word_site(addr, w);
     if let Some(kind) = fence(w) {
         site.kind = site_kind::FENCE;
         site.size = kind;
@@ -307,7 +312,7 @@ impl Decoder for Ppc64le {
                 bytes: w.to_le_bytes().to_vec(),
             });
         }
-        // no state beyond the general registers is saved or hashed at a trap
+        // (x86-64's hook shortcut for programs without wide vector state does not apply)
         DecodedSection {
             sites,
             wide_state: true,
@@ -329,14 +334,8 @@ impl Decoder for Ppc64le {
         let w = *words.get(skip)?;
         Some(DecodedSite {
             site: Site {
-                offset: addr + 4 * skip as u64,
-                len: 4,
                 kind,
-                base: REG_NONE,
-                index: REG_NONE,
-                scale: 1,
-                orig: w as u8,
-                ..Site::default()
+                ..word_site(addr + 4 * skip as u64, w)
             },
             bytes: w.to_le_bytes().to_vec(),
         })
