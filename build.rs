@@ -21,6 +21,7 @@ const RUNTIME_SOURCES: &[&str] = &[
     "runtime/memory.c",
     "runtime/snapshot.c",
     "runtime/snapshot.h",
+    "runtime/tls.h",
     "runtime/channel.h",
     "runtime/smc_verifier.h",
     "runtime/smc_verifier.c",

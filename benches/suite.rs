@@ -193,7 +193,7 @@ fn suite() -> Vec<Program> {
             .models(&["ra"])
             .expect([ERR]),
     );
-    // ppc64le binaries under qemu-user (one process per execution)
+    // ppc64le binaries under qemu-user (coroutine worker, the engine in the checker)
     v.push(
         program("ppc64le", "tests/programs/sb.c", &[])
             .ppc64le()
@@ -214,6 +214,20 @@ fn suite() -> Vec<Program> {
             .ppc64le()
             .models(&["sc"])
             .expect([OK]),
+    );
+    // long enough for a sustained rate (the first executions translate the code)
+    v.push(
+        program("ppc64le", "benches/programs/writers.c", &["-DN=5"])
+            .ppc64le()
+            .models(&["sc", "tso"])
+            .expect([OK, OK]),
+    );
+    v.push(
+        program("ppc64le", "benches/programs/fib.c", &["-DNUM=4"])
+            .ppc64le()
+            .models(&["sc"])
+            .expect([OK])
+            .full_only(true),
     );
     for t in 10..=16 {
         let d = format!("-DTHREADS={t}");

@@ -336,7 +336,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
         g_co[n].floor = a->stack_lo;
         g_co[n].sp = smc_coro_frame(sp_top, co_thread);
         g_co[n].ret = NULL;
-        *t = (pthread_t)tp; /* what pthread_self() says in it */
+        *t = (pthread_t)smc_tls_self(tp); /* what pthread_self() says in it */
         g_tids[n] = *t;
         g_resume = g_cur; /* back here once the child has announced its first event */
         co_switch((int)n);

@@ -4,8 +4,8 @@
  *
  * Any file of the runtime may include this one: declarations and static inline functions only.
  * hook.h, coro.h and fdwatch.h define code and state, each included by one file. Under
- * qemu-user, sites are patched with `tw 31,0,0` only, executions run as processes with real
- * threads (coro.h declines coroutines) and the descriptor watch is off (fdwatch.h). */
+ * qemu-user, sites are patched with `tw 31,0,0` only and the descriptor watch is off
+ * (fdwatch.h). */
 #ifndef SMC_ARCH_H
 #define SMC_ARCH_H
 #include <stddef.h>
@@ -69,8 +69,19 @@ static inline void smc_store_conditional(uint32_t insn, greg_t *g, uint64_t ea, 
     g[PT_CCR] = (g[PT_CCR] & ~0xf0000000ULL) | cr0;
 }
 
-/* Only coroutine switches need it, and POWER runs without coroutines. */
-static inline __attribute__((always_inline)) void smc_clear_below_sp(void) {}
+/* Zero the 256 bytes below the stack pointer: what the calls of a function that is not a leaf
+ * left there (nothing live lies there), so that a coroutine's await hash does not see what
+ * another's stop left (x86-64's arch.h says more). */
+static inline __attribute__((always_inline)) void smc_clear_below_sp(void) {
+    __asm__ volatile("li 0,0\n"
+                     ".irp off,8,16,24,32,40,48,56,64,72,80,88,96,104,112,120,128,136,144,152,160,168,176,"
+                     "184,192,200,208,216,224,232,240,248,256\n"
+                     "std 0,-\\off(1)\n"
+                     ".endr\n"
+                     :
+                     :
+                     : "r0", "memory");
+}
 
 extern __attribute__((visibility("hidden"))) uint8_t smc_hook_sse_only;
 

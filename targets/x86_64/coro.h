@@ -11,11 +11,7 @@
  * (threads.c). */
 #ifndef SMC_CORO_H
 #define SMC_CORO_H
-#include <dlfcn.h>
-#include <errno.h>
-#include <link.h>
 #include <stdint.h>
-#include <string.h>
 #include <sys/auxv.h>
 
 #include "arch.h" /* SMC_VECTOR_INIT */
@@ -93,145 +89,30 @@ static inline uint64_t smc_thread_pointer(void) {
 }
 
 /* glibc's static TLS layout (variant II: the blocks lie below the thread pointer, the thread
- * control block `struct pthread` at it). */
-typedef union {
-    size_t counter;
-    struct {
-        void *val;
-        void *to_free;
-    } pointer;
-} smc_dtv_t;
-
-#define SMC_MAX_TLS_MODULES 32
-static struct smc_tls {
-    uint64_t main_tp;
-    char *lo, *hi;          /* the main thread's static TLS blocks and TCB */
-    char *rseq_lo, *rseq_hi; /* the part of the TCB the kernel writes (rseq) */
-    size_t align;
-    /* thread-specific data in the TCB: the inline first block and the table of blocks, whose
-     * first entry points at it; a new thread starts with none */
-    size_t tsd_block, tsd_table, tsd_table_size;
-    uint32_t nmods;
-    struct {
-        size_t off; /* from lo */
-        const void *image;
-        size_t filesz, memsz;
-        int inherit; /* libc's: copied from main (malloc's arena and tcache, locale) */
-    } mods[SMC_MAX_TLS_MODULES];
-    int ok;
-    const void *skip; /* an address inside a module whose TLS coroutines do without (the
-                       * engine library: it runs on the host's) */
-} smc_tls;
-
-/* Whether the object `info` describes holds address `p`. */
-static int smc_object_holds(const struct dl_phdr_info *info, const void *p) {
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (uintptr_t)p >= lo && (uintptr_t)p < lo + ph->p_memsz) return 1;
-    }
-    return 0;
-}
-
-static int smc_tls_module(struct dl_phdr_info *info, size_t size, void *data) {
-    (void)size;
-    (void)data;
-    if (!info->dlpi_tls_modid || !info->dlpi_tls_data) return 0;
-    if (smc_tls.skip && smc_object_holds(info, smc_tls.skip)) return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_TLS) continue;
-        char *at = info->dlpi_tls_data;
-        if (at < smc_tls.lo || at + ph->p_memsz > smc_tls.hi || smc_tls.nmods >= SMC_MAX_TLS_MODULES) {
-            smc_tls.ok = 0; /* dynamic TLS (dlopen): not ours to copy */
-            return 1;
-        }
-        uint32_t k = smc_tls.nmods++;
-        smc_tls.mods[k].off = (size_t)(at - smc_tls.lo);
-        smc_tls.mods[k].image = (const void *)(info->dlpi_addr + ph->p_vaddr);
-        smc_tls.mods[k].filesz = ph->p_filesz;
-        smc_tls.mods[k].memsz = ph->p_memsz;
-        smc_tls.mods[k].inherit = strstr(info->dlpi_name, "/libc.so") != NULL;
-    }
-    return 0;
-}
+ * descriptor `struct pthread` at it, beginning with tcbhead_t: tcb, dtv, self). */
+#define SMC_TLS_DTV_SLOT(tp) ((smc_dtv_t **)(uintptr_t)((tp) + 8))
+#include "tls.h"
 
 /* Learn the layout; 0 when coroutines cannot have TLS of their own here. */
 static inline int smc_tls_init(void) {
     if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE)) return 0;
     void (*info)(size_t *, size_t *) = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
     const unsigned *tcb_size = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");
-    const ptrdiff_t *rseq_off = dlsym(RTLD_DEFAULT, "__rseq_offset");
-    const unsigned *rseq_size = dlsym(RTLD_DEFAULT, "__rseq_size");
-    /* thread_db's description of struct pthread's `specific`: bits, count, offset */
-    const uint32_t *specific = dlsym(RTLD_DEFAULT, "_thread_db_pthread_specific");
-    const uint32_t *key_data = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread_key_data");
-    if (!info || !tcb_size || !specific || !key_data) return 0;
+    if (!info || !tcb_size) return 0;
     size_t static_size = 0;
     info(&static_size, &smc_tls.align);
     smc_tls.main_tp = smc_thread_pointer();
+    smc_tls.main_self = (char *)(uintptr_t)smc_tls.main_tp;
     smc_tls.lo = (char *)(uintptr_t)smc_tls.main_tp + *tcb_size - static_size;
     smc_tls.hi = (char *)(uintptr_t)smc_tls.main_tp + *tcb_size;
-    if ((char *)&errno < smc_tls.lo || (char *)&errno >= smc_tls.hi) return 0;
-    smc_tls.rseq_lo = smc_tls.rseq_hi = NULL;
-    if (rseq_off && rseq_size && *rseq_size) {
-        smc_tls.rseq_lo = (char *)(uintptr_t)smc_tls.main_tp + *rseq_off;
-        smc_tls.rseq_hi = smc_tls.rseq_lo + 32;
-        if (smc_tls.rseq_lo < smc_tls.lo || smc_tls.rseq_hi > smc_tls.hi) return 0;
-    }
-    /* glibc keeps 32 inline entries right before the table; check that it still does */
-    smc_tls.tsd_table = specific[2];
-    smc_tls.tsd_table_size = specific[0] / 8 * specific[1];
-    smc_tls.tsd_block = smc_tls.tsd_table - 32 * *key_data;
-    if (specific[2] < 32 * *key_data || smc_tls.tsd_table + smc_tls.tsd_table_size > *tcb_size ||
-        *(uint64_t *)(uintptr_t)(smc_tls.main_tp + smc_tls.tsd_table) != smc_tls.main_tp + smc_tls.tsd_block)
-        return 0;
-    smc_tls.ok = 1;
-    smc_tls.nmods = 0;
-    dl_iterate_phdr(smc_tls_module, NULL);
-    return smc_tls.ok;
+    return smc_tls_learn(*tcb_size);
 }
 
-/* Bytes a coroutine's TLS area needs (blocks, TCB, alignment slack, its own DTV). */
-static inline size_t smc_tls_area_size(void) {
-    size_t al = smc_tls.align < 64 ? 64 : smc_tls.align;
-    return (size_t)(smc_tls.hi - smc_tls.lo) + al + 4096 + 65536;
-}
-
-/* Build in `area` the TLS of a new thread: the main thread's blocks and TCB with the TCB's
- * self pointers and DTV re-pointed at the copy, and the modules' initial values (libc's state
- * inherited). Returns its thread pointer, 0 if the DTV does not fit. */
-static inline uint64_t smc_tls_new(char *area) {
-    size_t al = smc_tls.align < 64 ? 64 : smc_tls.align;
-    size_t size = (size_t)(smc_tls.hi - smc_tls.lo);
-    char *base = (char *)(((uintptr_t)area + al - 1) & ~(uintptr_t)(al - 1));
-    memcpy(base, smc_tls.lo, size);
-    uint64_t tp = smc_tls.main_tp + (uint64_t)(base - smc_tls.lo);
-    int64_t delta = (int64_t)(tp - smc_tls.main_tp);
+/* The copy's tcbhead_t: its tcb and self pointers. */
+static inline void smc_tls_fix_tcb(uint64_t tp) {
     uint64_t *tcb = (uint64_t *)(uintptr_t)tp;
     tcb[0] = tp; /* tcbhead_t.tcb */
     tcb[2] = tp; /* tcbhead_t.self: pthread_self() */
-    smc_dtv_t *main_dtv = *(smc_dtv_t **)(uintptr_t)(smc_tls.main_tp + 8);
-    size_t len = main_dtv[-1].counter;
-    char *dtv_area = base + size + 4096;
-    if ((len + 2) * sizeof(smc_dtv_t) > 65536) return 0;
-    smc_dtv_t *dtv = (smc_dtv_t *)(uintptr_t)dtv_area;
-    memcpy(dtv, main_dtv - 1, (len + 2) * sizeof(smc_dtv_t));
-    dtv++;
-    for (size_t m = 1; m <= len; m++) {
-        char *v = dtv[m].pointer.val;
-        if (v >= smc_tls.lo && v < smc_tls.hi) dtv[m].pointer.val = v + delta;
-    }
-    tcb[1] = (uint64_t)(uintptr_t)dtv; /* tcbhead_t.dtv */
-    memset((char *)(uintptr_t)tp + smc_tls.tsd_block, 0, smc_tls.tsd_table + smc_tls.tsd_table_size - smc_tls.tsd_block);
-    *(uint64_t *)(uintptr_t)(tp + smc_tls.tsd_table) = tp + smc_tls.tsd_block;
-    for (uint32_t k = 0; k < smc_tls.nmods; k++) {
-        if (smc_tls.mods[k].inherit) continue;
-        memcpy(base + smc_tls.mods[k].off, smc_tls.mods[k].image, smc_tls.mods[k].filesz);
-        memset(base + smc_tls.mods[k].off + smc_tls.mods[k].filesz, 0,
-               smc_tls.mods[k].memsz - smc_tls.mods[k].filesz);
-    }
-    return tp;
 }
 
 #endif
