@@ -120,10 +120,15 @@ impl Isa for Ppc {
             Ok(format!("%[{s}]"))
         };
         let imm = |s: &str| immediate(s).ok_or_else(|| unsupported(&format!(": `{s}`")));
+        let mut address_regs = Vec::new();
+        let mut copy = None;
         let asm = match (mnemonic.as_str(), ops.as_slice()) {
             ("sync" | "lwsync" | "isync" | "eieio", []) => mnemonic.clone(),
             ("li", [d, v]) => format!("li {},{}", reg(d)?, imm(v)?),
-            ("mr", [d, s]) => format!("mr {},{}", reg(d)?, reg(s)?),
+            ("mr", [d, s]) => {
+                copy = Some((d.to_string(), s.to_string()));
+                format!("mr {},{}", reg(d)?, reg(s)?)
+            }
             ("xor", [d, a, b]) => format!("xor {},{},{}", reg(d)?, reg(a)?, reg(b)?),
             ("addi", [d, a, v]) => format!("addi {},{},{}", reg(d)?, reg(a)?, imm(v)?),
             ("cmpw", [a, b]) | ("cmpw", ["cr0", a, b]) => {
@@ -137,10 +142,15 @@ impl Isa for Ppc {
                 let Some((d, base)) = m.strip_suffix(')').and_then(|m| m.split_once('(')) else {
                     return Err(unsupported(": expected `d(rA)`"));
                 };
+                address_regs.push(base.trim().to_string());
                 format!("{mnemonic} {},{}({})", reg(r)?, imm(d)?, reg(base.trim())?)
             }
             ("lwzx" | "ldx" | "stwx" | "stdx" | "lwarx" | "stwcx.", [r, a, b]) => {
                 // RA = r0 is the value 0
+                if *a != "r0" {
+                    address_regs.push(a.to_string());
+                }
+                address_regs.push(b.to_string());
                 let a = if *a == "r0" { "0".to_string() } else { reg(a)? };
                 format!("{mnemonic} {},{a},{}", reg(r)?, reg(b)?)
             }
@@ -151,7 +161,18 @@ impl Isa for Ppc {
                 ))
             }
         };
+        // what it writes: the target of a load, li, mr, xor, addi (cmpw, stores, branches and
+        // fences write no general register; stwcx. writes CR0)
+        if matches!(
+            mnemonic.as_str(),
+            "li" | "mr" | "xor" | "addi" | "lwz" | "ld" | "lwzx" | "ldx" | "lwarx"
+        ) {
+            low.writes.push(ops[0].to_string());
+        }
         low.asm = asm;
+        low.wide = matches!(mnemonic.as_str(), "ld" | "std" | "ldx" | "stdx");
+        low.address_regs = address_regs;
+        low.copy = copy;
         Ok(low)
     }
 }
@@ -177,6 +198,8 @@ mod tests {
         assert_eq!(asm("beq  LC00"), "beq LC00%=");
         assert_eq!(asm("LC00:"), "LC00%=:");
         assert_eq!(asm("lwsync"), "lwsync");
+        assert!(Ppc.lower("ldx r1,r2,r3").unwrap().wide);
+        assert!(!Ppc.lower("lwzx r1,r2,r3").unwrap().wide);
         let l = Ppc.lower("xor r4,r3,r5").unwrap();
         assert_eq!(l.regs, vec!["r4".to_string(), "r3".into(), "r5".into()]);
     }
