@@ -71,8 +71,11 @@
 #define CALLER_PC ((uint64_t)(uintptr_t)__builtin_return_address(0) - SMC_CALL_BACK)
 
 /* The checker's sign to the engine inside the worker that a thread has run too long without a
- * visible operation: the execution ends as a hang (SIGRTMAX; the checker sends it). */
+ * visible operation: the execution ends as a hang (SIGRTMAX unless arch.h says otherwise; the
+ * checker sends it, src/supervisor/in_worker.rs hang_signal). */
+#ifndef SMC_HANG_SIGNAL
 #define SMC_HANG_SIGNAL (_NSIG - 1)
+#endif
 
 /* The signals the runtime keeps for itself: SIGTRAP (its traps), the fatal ones (crash
  * reports; SIGSYS also for the worker's descriptor watch), and the hang signal. The program

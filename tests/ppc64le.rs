@@ -82,6 +82,35 @@ fn test_programs_give_the_verdicts_and_counts_of_x86_64() {
     }
 }
 
+/// Executions run in the coroutine worker (`"executor": "coroutines"`), and what ends one
+/// badly is reported as on x86-64: a thread that spins past the time limit is a hang (the
+/// checker's signal reaches the guest through qemu), a crash is a crash, with the other
+/// executions explored on.
+#[test]
+fn hangs_and_crashes_are_reported_as_on_x86_64() {
+    let scratch = Scratch::new("ppc64le-hangs");
+    let flags = ["--keep-going", "--exec-timeout", "0.5"];
+    for name in ["hang_and_fail.c", "local_spin.c", "crash_pids.c"] {
+        let x86 = compile(&scratch, &source(name), "gcc", &["-O1"]);
+        let ppc = cross(&scratch, &source(name), &["-O1"]);
+        for model in ["sc", "tso"] {
+            let want = check(&x86, model, &flags);
+            let got = check(&ppc, model, &flags);
+            let ctx = format!(
+                "{name} under {model}:\nx86-64: {}{}\nppc64le: {}{}",
+                want.stdout, want.stderr, got.stdout, got.stderr
+            );
+            assert_eq!(summary(&got), summary(&want), "{ctx}");
+            assert_eq!(got.executions(), want.executions(), "{ctx}");
+            assert_eq!(
+                got.json.as_ref().unwrap()["executor"].as_str(),
+                Some("coroutines"),
+                "{ctx}"
+            );
+        }
+    }
+}
+
 /// Store buffering, exactly: 3 executions under sc, the error under tso and pso; and under ra
 /// (the graph engine) the error too, with 4 weak traces explored with --keep-going.
 #[test]

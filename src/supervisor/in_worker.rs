@@ -30,6 +30,7 @@ use crate::channel::{futex_wait, futex_wake, memfd, Channel, MAX_SCRIPT};
 use crate::engine::{self, Config, ExecError, Executor, Progress, SlotView, Snapshot, Split};
 use crate::event::{Reply, ScriptStep, MAX_ACCESS};
 use crate::model::{self, Model};
+use crate::program::Arch;
 use crate::results::{Observation, Outcome, Stats, Step};
 
 /// What the runtime hands the engine library (`struct smc_engine_ops` in runtime/worker.c).
@@ -56,8 +57,14 @@ pub(super) const HANG_RESEND: Duration = Duration::from_millis(100);
 
 /// The signal that sets the running coroutine aside as hung (runtime/rt.h `SMC_HANG_SIGNAL`):
 /// the checker sends it when the worker has taken no step for the execution time limit.
-pub fn hang_signal() -> i32 {
-    libc::SIGRTMAX()
+/// SIGRTMAX on x86-64; SIGSTKFLT for a ppc64le program, since qemu-user shifts real-time
+/// signals between host and guest (7.2: the host's 64 is the guest's 62) and a standard one
+/// arrives as itself.
+pub fn hang_signal(arch: Arch) -> i32 {
+    match arch {
+        Arch::X86_64 => libc::SIGRTMAX(),
+        Arch::Ppc64le => libc::SIGSTKFLT,
+    }
 }
 
 /// The highest peak resident memory of a worker whose engine explored, in KiB.
@@ -693,7 +700,7 @@ impl NativeTarget {
                 let (_, last) = hang_sent.get_or_insert((now, now - HANG_RESEND));
                 if now - *last >= HANG_RESEND {
                     *last = now;
-                    self.signal_execution(hang_signal());
+                    self.signal_execution(hang_signal(self.plan.arch));
                 }
             }
             let stuck = hang_sent.is_some_and(|(first, _)| first.elapsed() > grace);

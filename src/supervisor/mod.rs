@@ -600,7 +600,7 @@ impl NativeTarget {
                 }
                 if now - *last >= in_worker::HANG_RESEND {
                     *last = now;
-                    self.signal_execution(in_worker::hang_signal());
+                    self.signal_execution(in_worker::hang_signal(self.plan.arch));
                 }
                 self.sleep(seq, Duration::from_millis(5));
                 continue;

@@ -22,6 +22,10 @@ typedef unsigned long greg_t;
 #define SMC_TRAP_LEN 0            /* the trap leaves the pc at the trapping instruction */
 #define SMC_RED_ZONE 288          /* ELFv2's protected zone below r1 */
 #define SMC_CALL_BACK 4           /* a return address minus this is the `bl` */
+/* The hang signal (rt.h): qemu-user shifts real-time signals between host and guest (7.2: the
+ * host's SIGRTMAX is the guest's SIGRTMAX - 2, and the guest's top two do not exist), so the
+ * checker sends a standard signal nothing else uses, which arrives as itself. */
+#define SMC_HANG_SIGNAL SIGSTKFLT
 /* The relocated copies end with a relative branch back: I-form, +-32 MiB. */
 #define SMC_TRAMP_REACH (1ULL << 25)
 
