@@ -87,7 +87,7 @@ enum smc_site_kind {
     SMC_SITE_ATOMIC = 4,     /* locked RMW or xchg: one atomic event */
     SMC_SITE_CAS = 5,        /* lock cmpxchg (8/16/32/64 bit) */
     SMC_SITE_CAS2 = 6,       /* lock cmpxchg8b / cmpxchg16b */
-    SMC_SITE_FENCE = 7,      /* size holds the fence kind: 1 mfence, 2 sfence, 3 lfence */
+    SMC_SITE_FENCE = 7,      /* size holds the fence kind: 1 mfence or sync, 2 sfence, 3 lfence, 4 lwsync, 5 eieio, 6 isync */
     SMC_SITE_UNSUPPORTED = 8,/* cannot be executed faithfully on shared memory */
     SMC_SITE_STRING = 9,     /* movs/stos/lods/cmps/scas: carried out by the runtime in pieces */
     SMC_SITE_ERROR_CALL = 10,/* entry of the program's own reach_error (size 0) or __VERIFIER_error (1) */

@@ -193,25 +193,44 @@ pub fn futex_queue(addr: TargetAddr) -> TargetAddr {
     TargetAddr(addr.0 | 1 << 63)
 }
 
-/// x86 fences.
+/// Fences (x86 and POWER).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum FenceKind {
-    /// mfence: drains the store buffer.
+    /// mfence, POWER's sync: drains the store buffer.
     Full,
     /// sfence: orders stores (matters under PSO).
     Store,
     /// lfence: orders loads (no effect under SC, TSO, PSO).
     Load,
+    /// POWER's lwsync: orders all but a write before a read (under PSO: stores).
+    Lightweight,
+    /// POWER's eieio: orders writes (under PSO: stores).
+    Eieio,
+    /// POWER's isync: orders nothing by itself (after a branch that depends on a read, what
+    /// follows; the POWER model takes that from the program's dependencies).
+    Isync,
 }
 
 impl FenceKind {
+    /// From the runtime's code (runtime/channel.h `SMC_SITE_FENCE`).
     pub fn from_code(code: u64) -> Option<FenceKind> {
         match code {
             1 => Some(FenceKind::Full),
             2 => Some(FenceKind::Store),
             3 => Some(FenceKind::Load),
+            4 => Some(FenceKind::Lightweight),
+            5 => Some(FenceKind::Eieio),
+            6 => Some(FenceKind::Isync),
             _ => None,
         }
+    }
+
+    /// Whether it keeps a thread's stores in order (all PSO needs of a fence but a full one).
+    pub fn orders_stores(self) -> bool {
+        matches!(
+            self,
+            FenceKind::Store | FenceKind::Lightweight | FenceKind::Eieio
+        )
     }
 }
 
@@ -318,7 +337,11 @@ impl Op {
                 | RmwLoad { .. }
                 | RmwStore { .. }
                 | Fence {
-                    kind: FenceKind::Store | FenceKind::Load
+                    kind: FenceKind::Store
+                        | FenceKind::Load
+                        | FenceKind::Lightweight
+                        | FenceKind::Eieio
+                        | FenceKind::Isync
                 }
                 | HeapRelease { .. }
                 | ThreadStart

@@ -39,8 +39,12 @@ pub enum Label {
         rf: Option<EventId>,
         bytes: StoreBytes,
     },
-    /// A full fence (`mfence`).
+    /// A full fence (`mfence`, POWER's `sync`).
     Fence,
+    /// POWER's `lwsync` (for the POWER model; the others order nothing by it).
+    Lwsync,
+    /// POWER's `eieio`.
+    Eieio,
     /// Creates thread `child`, whose first event is its `Start`.
     Spawn {
         child: u32,
@@ -119,6 +123,18 @@ pub struct GraphEvent {
     /// The thread's state at a read (registers and stack: `Pending::hash`), to tell an await
     /// loop's iterations apart.
     pub hash: u64,
+    /// The reads of its thread it depends on (for a model that orders by dependencies).
+    pub deps: Dependencies,
+}
+
+/// An event's dependencies on earlier reads of its thread (herd's `addr`, `data`, `ctrl`,
+/// `ctrlisync`; `decode::SiteDependencies` says how they are found).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Dependencies {
+    pub addr: Vec<EventId>,
+    pub data: Vec<EventId>,
+    pub ctrl: Vec<EventId>,
+    pub ctrlisync: Vec<EventId>,
 }
 
 /// A set of events closed under program order: how many events of each thread it holds.
@@ -212,6 +228,7 @@ impl Graph {
             stamp: self.next_stamp,
             pc,
             hash,
+            deps: Dependencies::default(),
         });
         self.next_stamp += 1;
         id

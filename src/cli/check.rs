@@ -522,6 +522,14 @@ fn explore(
     };
     pin(0);
     let (mut program, mut target) = supervisor::launch(path, &opts)?;
+    if model.uses_dependencies() && program.arch != program::Arch::Ppc64le {
+        return Err(UsageError(format!(
+            "the {} model is for ppc64le programs ({} is {})",
+            model.name(),
+            path.display(),
+            program.arch.name()
+        )));
+    }
     if cli.gdb && program.arch == program::Arch::Ppc64le {
         return Err(UsageError(
             "--gdb cannot attach to a ppc64le program (it runs under qemu-user, which gdb \

@@ -25,6 +25,18 @@ pub struct DecodedSection {
     pub wide_state: bool,
 }
 
+/// What a memory access depends on (herd's `addr`, `data`, `ctrl`, `ctrlisync`): the loads
+/// before it in its function, by their addresses, whose latest execution the value flows from
+/// through registers. Found by the instruction set's analysis where it has one (ppc64le,
+/// for the POWER model); it may miss a dependency, never invent one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SiteDependencies {
+    pub addr: Vec<u64>,
+    pub data: Vec<u64>,
+    pub ctrl: Vec<u64>,
+    pub ctrlisync: Vec<u64>,
+}
+
 /// What the checker needs to know about one instruction set.
 pub trait Decoder: Sync {
     /// Find and classify the sites of one code section; with `private`, also those whose
@@ -46,4 +58,13 @@ pub trait Decoder: Sync {
     fn copy_stride(&self) -> usize;
     /// The site's instruction as assembly, for messages.
     fn disassemble(&self, site: &DecodedSite) -> String;
+    /// The dependencies of the memory accesses of `section` on its loads, by the access's
+    /// address (none where the instruction set has no such analysis).
+    fn dependencies(
+        &self,
+        section: &CodeSection,
+    ) -> std::collections::BTreeMap<u64, SiteDependencies> {
+        let _ = section;
+        std::collections::BTreeMap::new()
+    }
 }

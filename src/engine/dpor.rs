@@ -15,9 +15,7 @@ use super::sync::SyncState;
 use super::{
     Config, Ended, ExecError, Executor, Progress, RuntimeErrorKind, SlotState, Snapshot, Split,
 };
-use crate::event::{
-    Event, FenceKind, Footprint, Op, Pending, Reply, ScriptStep, TargetAddr, ThreadId,
-};
+use crate::event::{Event, Footprint, Op, Pending, Reply, ScriptStep, TargetAddr, ThreadId};
 use crate::model::{BufferKind, Model};
 use crate::results::{Counterexample, ErrorKind, Outcome, Step, ThreadInfo};
 

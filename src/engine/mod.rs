@@ -116,6 +116,12 @@ pub enum ExecError {
 pub trait Executor {
     /// Start an execution; returns when its first thread waits at its first visible operation.
     fn begin(&mut self) -> Result<Snapshot, ExecError>;
+    /// What the access at `pc` depends on (the loads' addresses as the program runs), if the
+    /// program's instruction set has such an analysis.
+    fn dependencies(&self, pc: u64) -> Option<crate::decode::SiteDependencies> {
+        let _ = pc;
+        None
+    }
     /// Let `slot` run its pending operation with `reply`; returns when every thread waits again
     /// or the process has ended.
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError>;

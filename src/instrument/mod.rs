@@ -25,6 +25,9 @@ pub struct Plan {
     decoder: &'static dyn Decoder,
     /// The program's instruction set (which runtime it runs with, and how it is started).
     pub arch: crate::program::Arch,
+    /// What each memory access depends on, by its file address (`Decoder::dependencies`).
+    pub dependencies:
+        std::sync::Arc<std::collections::BTreeMap<u64, crate::decode::SiteDependencies>>,
 }
 
 impl Plan {
@@ -37,10 +40,12 @@ impl Plan {
     pub fn new(program: &Program, decoder: &'static dyn Decoder, private: bool) -> Plan {
         let mut sites = Vec::new();
         let mut wide_state = false;
+        let mut dependencies = std::collections::BTreeMap::new();
         for section in &program.code {
             let d = decoder.decode(section, private);
             sites.extend(d.sites);
             wide_state |= d.wide_state;
+            dependencies.extend(decoder.dependencies(section));
         }
         // Hooks, in place of any site there: the error calls the program defines itself
         // (SV-COMP's `void reach_error(){}`), whose first instruction reports the error, and
@@ -82,6 +87,7 @@ impl Plan {
             stride,
             decoder,
             arch: program.arch,
+            dependencies: std::sync::Arc::new(dependencies),
         }
     }
 

@@ -89,6 +89,9 @@ fn file_stem(name: &str) -> String {
 /// Model-check a compiled test under one model.
 pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Result<Checked, String> {
     let model = crate::model::named(model_name, opts.buffer_bound)?;
+    if model.uses_dependencies() && test.arch != "PPC" {
+        return Err(format!("the {model_name} model is for PPC tests"));
+    }
     let started = Instant::now();
     let topts = supervisor::Options {
         shared: Vec::new(),

@@ -760,6 +760,18 @@ fn server_died(st: std::process::ExitStatus) -> ExecError {
 }
 
 impl Executor for NativeTarget {
+    fn dependencies(&self, pc: u64) -> Option<crate::decode::SiteDependencies> {
+        let bias = self.load_bias;
+        let d = self.plan.dependencies.get(&pc.wrapping_sub(bias))?;
+        let moved = |v: &[u64]| v.iter().map(|a| a.wrapping_add(bias)).collect();
+        Some(crate::decode::SiteDependencies {
+            addr: moved(&d.addr),
+            data: moved(&d.data),
+            ctrl: moved(&d.ctrl),
+            ctrlisync: moved(&d.ctrlisync),
+        })
+    }
+
     fn begin(&mut self) -> Result<Snapshot, ExecError> {
         let script = std::mem::take(&mut self.script);
         let (live, _) = self.start_execution(&mut script.iter(), true)?;

@@ -11,6 +11,7 @@
 //! length-in-register VSX forms, the atomic memory operations) is a site of kind
 //! `UNSUPPORTED`, an error if it touches shared memory, never a silent miss.
 
+pub mod deps;
 pub mod litmus;
 
 use capstone::arch::ppc::ArchMode;
@@ -181,16 +182,15 @@ fn x_form(xo: u32) -> Option<MemOp> {
     }
 }
 
-/// `Site::size` of a fence site: 1 full (`sync`, `ptesync`), 2 stores only (`lwsync` orders
-/// all but a store before a load, which only PSO of these models reorders; `eieio`), 3 none
-/// that these models need (`isync`).
+/// `Site::size` of a fence site (`event::FenceKind::from_code`): 1 `sync` (and `ptesync`),
+/// 4 `lwsync`, 5 `eieio`, 6 `isync`.
 fn fence(w: u32) -> Option<u32> {
     let po = w >> 26;
     let xo = (w >> 1) & 0x3ff;
     match (po, xo) {
-        (31, 598) => Some(if (w >> 21) & 3 == 1 { 2 } else { 1 }),
-        (31, 854) => Some(2),
-        (19, 150) => Some(3),
+        (31, 598) => Some(if (w >> 21) & 3 == 1 { 4 } else { 1 }),
+        (31, 854) => Some(5),
+        (19, 150) => Some(6),
         _ => None,
     }
 }
@@ -378,6 +378,13 @@ impl Decoder for Ppc64le {
         Ok(code)
     }
 
+    fn dependencies(
+        &self,
+        section: &CodeSection,
+    ) -> std::collections::BTreeMap<u64, crate::decode::SiteDependencies> {
+        deps::dependencies(section)
+    }
+
     fn copy_stride(&self) -> usize {
         COPY_LEN
     }
@@ -465,8 +472,8 @@ mod tests {
             (site(0x7c00_04ac).kind, site(0x7c00_04ac).size),
             (site_kind::FENCE, 1)
         );
-        assert_eq!(site(0x7c20_04ac).size, 2);
-        assert_eq!(site(0x4c00_012c).size, 3);
+        assert_eq!(site(0x7c20_04ac).size, 4);
+        assert_eq!(site(0x4c00_012c).size, 6);
         // dcbz r0,r9 on shared memory cannot be one access
         assert_eq!(site(0x7c00_4fec).kind, site_kind::UNSUPPORTED);
         // add r3,r3,r4 is no memory instruction

@@ -647,9 +647,7 @@ impl<'a> Explorer<'a> {
                     buffers.forwarded(&sources, pos);
                 }
             }
-            Op::Fence {
-                kind: FenceKind::Store,
-            } if per_location => buffers.store_fence(t),
+            Op::Fence { kind } if per_location && kind.orders_stores() => buffers.store_fence(t),
             Op::Update { owner, .. } => {
                 let e = flushing.expect("an update has its entry");
                 if let Some(l) = e.forwarded_to {

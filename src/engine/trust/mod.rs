@@ -20,7 +20,7 @@
 //! each store wrote over, so a read of the initial value gets those).
 
 use crate::event::{Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
-use crate::graph::{EventId, Graph, Label};
+use crate::graph::{Dependencies, EventId, Graph, Label};
 use crate::model::Model;
 use crate::results::{Counterexample, ErrorKind, Outcome, ThreadInfo};
 
@@ -159,6 +159,12 @@ fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
         Op::Fence {
             kind: FenceKind::Full,
         } => Label::Fence,
+        Op::Fence {
+            kind: FenceKind::Lightweight,
+        } => Label::Lwsync,
+        Op::Fence {
+            kind: FenceKind::Eieio,
+        } => Label::Eieio,
         // what the others cannot see: stores are never in memory for a heap release to wait
         // for, and no model here orders by the other fences
         Op::Fence { .. } | Op::Yield | Op::HeapRelease { .. } => Label::Local,
@@ -177,6 +183,30 @@ fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
             )))
         }
     }))
+}
+
+/// The events a new event `e` depends on: for each load address, its thread's latest read
+/// there (the execution the value flows from).
+fn dependencies_of(g: &Graph, e: EventId, d: &crate::decode::SiteDependencies) -> Dependencies {
+    let evs = &g.threads[e.thread as usize][..e.index as usize];
+    let latest = |pcs: &[u64]| -> Vec<EventId> {
+        pcs.iter()
+            .filter_map(|&pc| {
+                evs.iter()
+                    .rposition(|x| x.pc == pc && x.label.reads())
+                    .map(|i| EventId {
+                        thread: e.thread,
+                        index: i as u32,
+                    })
+            })
+            .collect()
+    };
+    Dependencies {
+        addr: latest(&d.addr),
+        data: latest(&d.data),
+        ctrl: latest(&d.ctrl),
+        ctrlisync: latest(&d.ctrlisync),
+    }
 }
 
 /// The location of the update a full fence is where the model wants one
@@ -494,6 +524,10 @@ impl Trust<'_> {
                 *child = g.add_thread(Some(at));
             }
             let e = g.push(thread, label, p.pc, p.hash);
+            if self.model.uses_dependencies() && g.label(e).access().is_some() {
+                let deps = self.exec.dependencies(p.pc).unwrap_or_default();
+                g.threads[thread as usize][e.index as usize].deps = dependencies_of(&g, e, &deps);
+            }
             added = Some((e, self.todo.len()));
             steps += 1;
             match g.label(e).clone() {

@@ -1,0 +1,616 @@
+//! Dependencies between a thread's accesses, from the machine code (for the POWER model): an
+//! access depends on a load by *address* (its address is computed from the loaded value),
+//! by *data* (the value it stores is), by *control* (it comes after a conditional branch whose
+//! condition is), and by *control+isync* (with an `isync` between that branch and it) — herd's
+//! `addr`, `data`, `ctrl` and `ctrlisync`, syntactic, through registers.
+//!
+//! Each function is analysed on its own, over its control-flow graph: per general register
+//! and condition-register field, the loads its value *must* come from (on every path, the
+//! latest execution of each), and the loads a conditional branch on every path depended on.
+//! The approximation only ever loses dependencies, never invents one (an invented one would
+//! hide behaviours): paths meet by intersection; an instruction whose written registers are not
+//! known clears every register; a call clears everything; a load executed again drops what
+//! depended on its earlier execution (the dependency is on the latest one); registers other
+//! than the general ones (floating-point, vector, CTR, XER) carry none. A dependency through
+//! memory (a value spilled to the stack and loaded back) is not one, as in herd.
+
+use std::collections::BTreeMap;
+
+use crate::decode::SiteDependencies as Dependencies;
+use crate::program::CodeSection;
+use crate::site::{site_flags, site_kind};
+
+/// A set of a function's loads (by their index among its loads).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Set(Vec<u64>);
+
+impl Set {
+    fn empty(n: usize) -> Set {
+        Set(vec![0; n.div_ceil(64)])
+    }
+    fn one(n: usize, i: usize) -> Set {
+        let mut s = Set::empty(n);
+        s.0[i / 64] |= 1 << (i % 64);
+        s
+    }
+    fn union(&mut self, o: &Set) {
+        self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a |= b);
+    }
+    fn intersect(&mut self, o: &Set) {
+        self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a &= b);
+    }
+    fn remove(&mut self, i: usize) {
+        self.0[i / 64] &= !(1 << (i % 64));
+    }
+    fn clear(&mut self) {
+        self.0.iter_mut().for_each(|w| *w = 0);
+    }
+    fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.0.len() * 64).filter(|&i| self.0[i / 64] & (1 << (i % 64)) != 0)
+    }
+}
+
+/// What is known before an instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct State {
+    gpr: Vec<Set>,
+    cr: Vec<Set>,
+    ctrl: Set,
+    ctrlisync: Set,
+}
+
+impl State {
+    fn new(n: usize) -> State {
+        State {
+            gpr: vec![Set::empty(n); 32],
+            cr: vec![Set::empty(n); 8],
+            ctrl: Set::empty(n),
+            ctrlisync: Set::empty(n),
+        }
+    }
+    fn meet(&mut self, o: &State) {
+        for (a, b) in self.gpr.iter_mut().zip(&o.gpr) {
+            a.intersect(b);
+        }
+        for (a, b) in self.cr.iter_mut().zip(&o.cr) {
+            a.intersect(b);
+        }
+        self.ctrl.intersect(&o.ctrl);
+        self.ctrlisync.intersect(&o.ctrlisync);
+    }
+    fn forget_registers(&mut self) {
+        self.gpr
+            .iter_mut()
+            .chain(self.cr.iter_mut())
+            .for_each(Set::clear);
+    }
+    /// The dependencies of a value computed from registers `regs`.
+    fn of(&self, regs: &[u32]) -> Set {
+        let mut s = Set(vec![0; self.ctrl.0.len()]);
+        for &r in regs {
+            s.union(&self.gpr[r as usize]);
+        }
+        s
+    }
+}
+
+/// How an instruction moves dependencies between registers.
+enum Effect {
+    /// Writes `dst` from the sources (a subset of its true sources is enough).
+    Gpr { dst: u32, srcs: Vec<u32> },
+    /// Sets CR field `field` from the sources.
+    Compare { field: u32, srcs: Vec<u32> },
+    /// Writes `dst` and sets CR0 from the sources (a record form).
+    GprAndCr0 { dst: u32, srcs: Vec<u32> },
+    /// Writes no general register and no CR field (stores, fences, traps, floating point).
+    Nothing,
+    /// Anything else: what it writes is not known.
+    Unknown,
+}
+
+fn field(w: u32, shift: u32) -> u32 {
+    (w >> shift) & 31
+}
+
+/// The register effect of a word that is not a memory access or a branch.
+fn effect(w: u32) -> Effect {
+    let po = w >> 26;
+    let (rt, ra) = (field(w, 21), field(w, 16));
+    let base = |r: u32| if r == 0 { vec![] } else { vec![r] };
+    match po {
+        14 | 15 => Effect::Gpr {
+            dst: rt,
+            srcs: base(ra),
+        }, // addi (li), addis (lis)
+        7 | 8 => Effect::Gpr {
+            dst: rt,
+            srcs: vec![ra],
+        }, // mulli, subfic
+        12 | 13 => Effect::GprAndCr0 {
+            dst: rt,
+            srcs: vec![ra],
+        }, // addic, addic.
+        24..=27 => Effect::Gpr {
+            dst: ra,
+            srcs: vec![rt],
+        }, // ori, oris, xori, xoris
+        28 | 29 => Effect::GprAndCr0 {
+            dst: ra,
+            srcs: vec![rt],
+        }, // andi., andis.
+        20 | 21 | 23 | 30 => {
+            // rlwimi, rlwinm, rlwnm, the rld* family: RA from RS (and more)
+            if w & 1 == 1 {
+                Effect::GprAndCr0 {
+                    dst: ra,
+                    srcs: vec![rt],
+                }
+            } else {
+                Effect::Gpr {
+                    dst: ra,
+                    srcs: vec![rt],
+                }
+            }
+        }
+        10 | 11 => Effect::Compare {
+            field: rt >> 2,
+            srcs: vec![ra],
+        }, // cmpli, cmpi
+        2 | 3 | 59 | 63 | 60 => Effect::Nothing, // tdi, twi, floating point, VSX
+        31 => x_effect(w),
+        _ => Effect::Unknown,
+    }
+}
+
+/// The register effect of an X/XO-form word of primary opcode 31.
+fn x_effect(w: u32) -> Effect {
+    let (rt, ra, rb) = (field(w, 21), field(w, 16), field(w, 11));
+    let xo = (w >> 1) & 0x3ff;
+    let record = w & 1 == 1;
+    let with_cr0 = |dst: u32, srcs: Vec<u32>| {
+        if record {
+            Effect::GprAndCr0 { dst, srcs }
+        } else {
+            Effect::Gpr { dst, srcs }
+        }
+    };
+    // XO forms: RT from RA and RB (the overflow bit above the 9-bit opcode)
+    match xo & 0x1ff {
+        266 | 10 | 138 | 40 | 8 | 136 | 235 | 233 | 75 | 11 | 73 | 9 | 491 | 459 | 489 | 457 => {
+            return with_cr0(rt, vec![ra, rb]);
+        }
+        202 | 234 | 200 | 232 | 104 => return with_cr0(rt, vec![ra]), // addze, addme, subfze, subfme, neg
+        _ => {}
+    }
+    match xo {
+        0 | 32 => Effect::Compare {
+            field: rt >> 2,
+            srcs: vec![ra, rb],
+        }, // cmp, cmpl
+        // logical and shifts: RA from RS and RB
+        28 | 60 | 444 | 412 | 316 | 476 | 124 | 284 | 24 | 536 | 792 | 27 | 539 | 794 => {
+            with_cr0(ra, vec![rt, rb])
+        }
+        // RA from RS: srawi, sradi (two encodings), extsw, extsh, extsb, cntlzw, cntlzd,
+        // popcntd, popcntw
+        824 | 826 | 827 | 986 | 922 | 954 | 26 | 58 | 506 | 378 => with_cr0(ra, vec![rt]),
+        // sync, eieio, dcbt, dcbtst, dcbf, dcbst, icbi: nothing written
+        598 | 854 | 278 | 246 | 86 | 54 | 982 => Effect::Nothing,
+        // mtspr (LR, CTR, XER), mtcrf/mtocrf: the condition register
+        467 => Effect::Nothing,
+        144 => Effect::Unknown,
+        // mfspr, mfcr/mfocrf: RT from nothing tracked
+        339 | 19 => Effect::Gpr {
+            dst: rt,
+            srcs: vec![],
+        },
+        _ => Effect::Unknown,
+    }
+}
+
+/// What a branch word does: its targets (`None`: not a branch).
+struct Branch {
+    /// The address it may go to (a relative or absolute target), if known.
+    target: Option<u64>,
+    /// It may also go on to the next word.
+    falls_through: bool,
+    /// It may not branch at all but stay (a conditional or counter branch): the CR field it
+    /// tests, if it tests one.
+    tests: Option<u32>,
+    /// It saves the return address (a call).
+    links: bool,
+}
+
+fn branch(w: u32, addr: u64) -> Option<Branch> {
+    let po = w >> 26;
+    let links = w & 1 == 1;
+    let absolute = w & 2 == 2;
+    match po {
+        18 => {
+            let li = ((w & 0x03ff_fffc) as i32) << 6 >> 6;
+            let t = if absolute {
+                li as i64 as u64
+            } else {
+                addr.wrapping_add(li as i64 as u64)
+            };
+            Some(Branch {
+                target: Some(t),
+                falls_through: links,
+                tests: None,
+                links,
+            })
+        }
+        16 | 19 => {
+            if po == 19 && !matches!((w >> 1) & 0x3ff, 16 | 528 | 560) {
+                return None; // not bclr, bcctr, bctar
+            }
+            let bo = field(w, 21);
+            let bi = field(w, 16);
+            let always = bo & 0x14 == 0x14;
+            let tests = (bo & 0x10 == 0).then_some(bi >> 2);
+            let target = (po == 16).then(|| {
+                let bd = ((w & 0xfffc) as i16) as i64;
+                if absolute {
+                    bd as u64
+                } else {
+                    addr.wrapping_add(bd as u64)
+                }
+            });
+            Some(Branch {
+                target,
+                falls_through: !always || links,
+                tests,
+                links,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The dependencies of every memory access of `section`'s functions, by the access's address.
+pub fn dependencies(section: &CodeSection) -> BTreeMap<u64, Dependencies> {
+    let words: Vec<u32> = section
+        .bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let mut out = BTreeMap::new();
+    for &(lo, hi) in &section.functions {
+        let (Some(first), Some(end)) = (
+            lo.checked_sub(section.addr).map(|o| (o / 4) as usize),
+            hi.checked_sub(section.addr).map(|o| (o / 4) as usize),
+        ) else {
+            continue;
+        };
+        if first >= end || end > words.len() {
+            continue;
+        }
+        function(
+            &words[first..end],
+            section.addr + 4 * first as u64,
+            &mut out,
+        );
+    }
+    out
+}
+
+/// One function's words `code`, the first at `addr`.
+fn function(code: &[u32], addr: u64, out: &mut BTreeMap<u64, Dependencies>) {
+    let at = |i: usize| addr + 4 * i as u64;
+    let sites: Vec<Option<crate::site::Site>> = code
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| super::classify(w, at(i)))
+        .collect();
+    // the loads a register may take a dependency from: shared (not the thread's own stack)
+    let mut load_index = vec![usize::MAX; code.len()];
+    let mut loads = Vec::new();
+    for (i, s) in sites.iter().enumerate() {
+        if let Some(s) = s {
+            if s.kind == site_kind::LOAD && s.flags & site_flags::PRIVATE == 0 {
+                load_index[i] = loads.len();
+                loads.push(at(i));
+            }
+        }
+    }
+    if loads.is_empty() {
+        return;
+    }
+    let n = loads.len();
+    let mut before: Vec<Option<State>> = vec![None; code.len()];
+    before[0] = Some(State::new(n));
+    let mut work = vec![0usize];
+    while let Some(i) = work.pop() {
+        let Some(state) = before[i].clone() else {
+            continue;
+        };
+        let w = code[i];
+        let mut next = state.clone();
+        let mut succ: Vec<usize> = Vec::new();
+        let index_of = |a: u64| {
+            (a >= addr && a < at(code.len()) && (a - addr).is_multiple_of(4))
+                .then(|| ((a - addr) / 4) as usize)
+        };
+        if let Some(b) = branch(w, at(i)) {
+            if let Some(f) = b.tests {
+                next.ctrl.union(&state.cr[f as usize]);
+            }
+            if b.links {
+                next = State::new(n); // a call: the callee may run this function's loads
+            }
+            if let Some(t) = b.target.and_then(index_of) {
+                if !b.links {
+                    succ.push(t);
+                }
+            }
+            if b.falls_through && i + 1 < code.len() {
+                succ.push(i + 1);
+            }
+        } else {
+            if let Some(site) = &sites[i] {
+                match site.kind {
+                    site_kind::FENCE => {
+                        if site.size == 6 {
+                            next.ctrlisync.union(&state.ctrl); // isync
+                        }
+                    }
+                    site_kind::LOAD | site_kind::STORE | site_kind::CAS => access(
+                        w,
+                        site,
+                        &state,
+                        &mut next,
+                        &loads,
+                        load_index[i],
+                        out,
+                        at(i),
+                        n,
+                    ),
+                    _ => next.forget_registers(), // what it writes is not known
+                }
+            } else {
+                apply(effect(w), &mut next);
+            }
+            if w >> 26 == 17 {
+                next = State::new(n); // a system call
+            }
+            if i + 1 < code.len() {
+                succ.push(i + 1);
+            }
+        }
+        for s in succ {
+            let changed = match &mut before[s] {
+                None => {
+                    before[s] = Some(next.clone());
+                    true
+                }
+                Some(old) => {
+                    let was = old.clone();
+                    old.meet(&next);
+                    *old != was
+                }
+            };
+            if changed {
+                work.push(s);
+            }
+        }
+    }
+}
+
+fn apply(e: Effect, next: &mut State) {
+    match e {
+        Effect::Gpr { dst, srcs } => next.gpr[dst as usize] = next.of(&srcs),
+        Effect::GprAndCr0 { dst, srcs } => {
+            let d = next.of(&srcs);
+            next.cr[0] = d.clone();
+            next.gpr[dst as usize] = d;
+        }
+        Effect::Compare { field, srcs } => next.cr[field as usize] = next.of(&srcs),
+        Effect::Nothing => {}
+        Effect::Unknown => next.forget_registers(),
+    }
+}
+
+/// A memory access at word `w`: record what it depends on, then what it writes.
+#[allow(clippy::too_many_arguments)]
+fn access(
+    w: u32,
+    site: &crate::site::Site,
+    state: &State,
+    next: &mut State,
+    loads: &[u64],
+    me: usize,
+    out: &mut BTreeMap<u64, Dependencies>,
+    addr: u64,
+    n: usize,
+) {
+    let (rt, ra, rb) = (field(w, 21), field(w, 16), field(w, 11));
+    let mut address = Vec::new();
+    if ra != 0 {
+        address.push(ra);
+    }
+    if site.index != crate::site::REG_NONE {
+        address.push(rb);
+    }
+    let names = |s: &Set| s.members().map(|i| loads[i]).collect::<Vec<_>>();
+    let writes = site.kind == site_kind::STORE || site.kind == site_kind::CAS;
+    // a store of a general register: stw, stb, sth, std, their X forms and update forms, stmw
+    // (its first register), stwcx. and friends
+    let po = w >> 26;
+    let xo = (w >> 1) & 0x3ff;
+    let gpr_store = matches!(po, 36..=39 | 44 | 45 | 47 | 62)
+        || (po == 31
+            && matches!(
+                xo,
+                151 | 183
+                    | 215
+                    | 247
+                    | 407
+                    | 439
+                    | 149
+                    | 181
+                    | 918
+                    | 662
+                    | 660
+                    | 694
+                    | 726
+                    | 150
+                    | 214
+            ));
+    let deps = Dependencies {
+        addr: names(&state.of(&address)),
+        data: if writes && gpr_store {
+            names(&state.of(&[rt]))
+        } else {
+            Vec::new()
+        },
+        ctrl: names(&state.ctrl),
+        ctrlisync: names(&state.ctrlisync),
+    };
+    out.insert(addr, deps);
+    // what it writes: a store-conditional CR0, an update form its base, a load its target
+    if site.kind == site_kind::CAS {
+        next.cr[0].clear();
+    }
+    // (an update form's base becomes the address: its dependencies stay, a subset of the
+    // address's)
+    if me != usize::MAX {
+        // the latest execution of this load: what depended on an earlier one no longer names it
+        for s in next.gpr.iter_mut().chain(next.cr.iter_mut()) {
+            s.remove(me);
+        }
+        next.ctrl.remove(me);
+        next.ctrlisync.remove(me);
+    }
+    if site.kind == site_kind::LOAD {
+        if po == 46 {
+            // lmw: RT..r31
+            for r in rt..32 {
+                next.gpr[r as usize].clear();
+            }
+        } else if loads_gpr(w) {
+            next.gpr[rt as usize] = if me != usize::MAX {
+                Set::one(n, me)
+            } else {
+                Set::empty(n)
+            };
+        }
+    }
+}
+
+/// Whether the load word `w` loads a general register (its RT).
+fn loads_gpr(w: u32) -> bool {
+    let po = w >> 26;
+    let xo = (w >> 1) & 0x3ff;
+    matches!(po, 32..=35 | 40..=43 | 58)
+        || (po == 31
+            && matches!(
+                xo,
+                23 | 55
+                    | 341
+                    | 373
+                    | 87
+                    | 119
+                    | 279
+                    | 311
+                    | 343
+                    | 375
+                    | 21
+                    | 53
+                    | 790
+                    | 534
+                    | 532
+                    | 52
+                    | 116
+                    | 20
+                    | 84
+            ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `words` as one function at 0x1000 (and any words after `end` as another).
+    fn analyse(words: &[u32], end: usize) -> BTreeMap<u64, Dependencies> {
+        let bytes = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let section = CodeSection {
+            name: ".text".into(),
+            addr: 0x1000,
+            bytes,
+            functions: vec![
+                (0x1000, 0x1000 + 4 * end as u64),
+                (0x1000 + 4 * end as u64, 0x1000 + 4 * words.len() as u64),
+            ],
+            one_word_returns: Vec::new(),
+        };
+        dependencies(&section)
+    }
+
+    #[test]
+    fn address_data_control_and_isync() {
+        let code = [
+            0x8083_0000, // 1000 lwz r4,0(r3)
+            0x7c85_2278, // 1004 xor r5,r4,r4: a false dependency counts
+            0x7cc5_382e, // 1008 lwzx r6,r5,r7
+            0x9088_0000, // 100c stw r4,0(r8)
+            0x7c06_3000, // 1010 cmpw r6,r6
+            0x4182_0004, // 1014 beq 1018
+            0x912a_0000, // 1018 stw r9,0(r10)
+            0x4c00_012c, // 101c isync
+            0x816c_0000, // 1020 lwz r11,0(r12)
+            0x3880_0000, // 1024 li r4,0
+            0x9124_0000, // 1028 stw r9,0(r4)
+            0x4800_000d, // 102c bl 1038
+            0x90ca_0000, // 1030 stw r6,0(r10)
+            0x4e80_0020, // 1034 blr
+            0x4e80_0020, // 1038 blr (another function)
+        ];
+        let d = analyse(&code, 14);
+        let at = |a: u64| d.get(&a).cloned().unwrap_or_default();
+        assert_eq!(at(0x1000), Dependencies::default());
+        assert_eq!(at(0x1008).addr, vec![0x1000]);
+        assert_eq!(at(0x100c).data, vec![0x1000]);
+        assert!(at(0x100c).addr.is_empty());
+        assert_eq!(at(0x1018).ctrl, vec![0x1008]);
+        assert!(at(0x1018).ctrlisync.is_empty());
+        assert_eq!(at(0x1020).ctrl, vec![0x1008]);
+        assert_eq!(at(0x1020).ctrlisync, vec![0x1008]);
+        // li clears r4; the call clears everything
+        assert!(at(0x1028).addr.is_empty());
+        assert_eq!(at(0x1028).ctrl, vec![0x1008]);
+        assert_eq!(at(0x1030), Dependencies::default());
+    }
+
+    /// Paths meet by intersection: a dependency on one path only is none; around a loop, a
+    /// dependency is on the latest execution of a load.
+    #[test]
+    fn only_what_every_path_carries() {
+        let code = [
+            0x8083_0000, // 1000 lwz r4,0(r3)
+            0x2c09_0000, // 1004 cmpwi r9,0
+            0x4182_0008, // 1008 beq 1010
+            0x3880_0000, // 100c li r4,0
+            0x90a4_0000, // 1010 stw r5,0(r4): r4 from the load on one path only
+            0x4e80_0020, // 1014 blr
+        ];
+        let d = analyse(&code, 6);
+        assert!(d[&0x1010].addr.is_empty());
+        let looped = [
+            0x80c3_0000, // 1000 lwz r6,0(r3)
+            0x7cc7_3378, // 1004 mr r7,r6
+            0x80c3_0000, // 1008 lwz r6,0(r3)
+            0x90a7_0000, // 100c stw r5,0(r7): from the first load, not the second
+            0x4bff_fff0, // 1010 b 1000
+        ];
+        let d = analyse(&looped, 5);
+        assert_eq!(d[&0x100c].addr, vec![0x1000]);
+        let reloaded = [
+            0x80c3_0000, // 1000 lwz r6,0(r3)
+            0x7cc7_3378, // 1004 mr r7,r6
+            0x90a7_0000, // 1008 stw r5,0(r7)
+            0x4bff_fff4, // 100c b 1000: the next lwz is a later execution
+        ];
+        let d = analyse(&reloaded, 4);
+        assert_eq!(d[&0x1008].addr, vec![0x1000]);
+    }
+}
