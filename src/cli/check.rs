@@ -38,8 +38,9 @@ pub(crate) struct Cli {
     args: Vec<OsString>,
 
     /// Memory model: tso (total store order, what x86-64 runs; the default), pso (partial store
-    /// order: stores to different locations may also be reordered), or sc (sequential
-    /// consistency). With --replay: the schedule's model.
+    /// order: stores to different locations may also be reordered), sc (sequential
+    /// consistency), ra (release/acquire) or power (ppc64le programs; experimental, needs
+    /// SMC_EXPERIMENTAL_POWER=1). With --replay: the schedule's model.
     #[arg(short, long)]
     model: Option<String>,
 
