@@ -49,6 +49,7 @@ void atomic_end(uint64_t pc) {
 
 /* ---- synchronisation: modelled by the supervisor, never executed for real ---- */
 
+#define SMC_MUTEX_BUSY 1 /* src/engine/trust/mod.rs MUTEX_BUSY */
 #define VISIBLE(op, a, a2, arg) smc_stop((op), (uint64_t)(uintptr_t)(a), (uint64_t)(uintptr_t)(a2), 1, (arg), CALLER_PC, 0, 0)
 
 /* A recursive mutex (PTHREAD_MUTEX_RECURSIVE, std::recursive_mutex) that its owner locks again
@@ -69,7 +70,11 @@ static void taken(pthread_mutex_t *m) {
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_lock, m);
     if (relocked(m)) return 0;
-    VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0);
+    /* the graph engine answers a lock that found the mutex taken with SMC_MUTEX_BUSY: it asks
+     * again (an await loop, which waits for an unlock); the interleaving engine lets it run
+     * only once the mutex is free */
+    while (VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0) == SMC_MUTEX_BUSY) {
+    }
     taken(m);
     return 0;
 }

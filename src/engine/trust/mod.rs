@@ -51,6 +51,7 @@ pub fn explore(
         converted: None,
         locations: Locations::default(),
         memory: Memory::default(),
+        mutexes: std::collections::HashSet::new(),
     };
     while let Some(g) = trust.todo.pop() {
         trust.run(g)?;
@@ -93,6 +94,9 @@ struct Trust<'a> {
     converted: Option<EventId>,
     locations: Locations,
     memory: Memory,
+    /// The mutexes the exploration locked or unlocked: their events are the engine's own
+    /// (the runtime does not touch the mutex), never committed to memory.
+    mutexes: std::collections::HashSet<u64>,
 }
 
 /// What memory holds where the running execution wrote: the write that ran last at each
@@ -150,6 +154,16 @@ fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
             read(addr.0, size)
         }
         Op::Store { addr, size } | Op::RmwStore { addr, size } => write(addr.0, size),
+        // a mutex as a one-byte lock word: a lock reads it, and takes it (an update) when it
+        // read it free; an unlock frees it, an atomic update as glibc's (a barrier, as its
+        // release is)
+        Op::MutexLock { obj } | Op::MutexTryLock { obj } => read(obj.0, 1),
+        Op::MutexUnlock { obj } => Label::Update {
+            addr: obj.0,
+            size: 1,
+            rf: None,
+            bytes: smallvec::smallvec![MUTEX_FREE],
+        },
         Op::Rmw { addr, size } => Label::Update {
             addr: addr.0,
             size,
@@ -209,6 +223,31 @@ fn dependencies_of(g: &Graph, e: EventId, d: &crate::decode::SiteDependencies) -
     }
 }
 
+/// A mutex's lock word: free, or taken.
+const MUTEX_FREE: u8 = 0;
+const MUTEX_TAKEN: u8 = 1;
+/// The reply to a lock that found its mutex taken: it asks again (an await loop until an
+/// unlock comes; runtime/sync.c); a try-lock returns EBUSY.
+const MUTEX_BUSY: u64 = 1;
+const EBUSY: u64 = 16;
+
+/// The mutex a lock, try-lock or unlock operates on.
+fn mutex_of(op: &Op) -> Option<u64> {
+    match op {
+        Op::MutexLock { obj } | Op::MutexTryLock { obj } | Op::MutexUnlock { obj } => Some(obj.0),
+        _ => None,
+    }
+}
+
+/// Does a lock that reads from `w` (`None`: the initial state) find its mutex free?
+fn mutex_free(g: &Graph, w: Option<EventId>) -> bool {
+    w.is_none_or(|w| {
+        g.label(w)
+            .written()
+            .is_some_and(|b| b.first() == Some(&MUTEX_FREE))
+    })
+}
+
 /// The location of the update a full fence is where the model wants one
 /// ([`Model::fences_are_updates`]); no access of a program is that low.
 const FENCE_LOCATION: u64 = 8;
@@ -218,6 +257,9 @@ fn replays(op: &Op, label: &Label) -> bool {
     match (op, label) {
         (Op::Fence { .. }, Label::Update { addr, .. }) => *addr == FENCE_LOCATION,
         (Op::Cas { addr, .. }, Label::Update { addr: a, .. }) => addr.0 == *a,
+        (Op::MutexLock { obj } | Op::MutexTryLock { obj }, Label::Update { addr: a, .. }) => {
+            obj.0 == *a
+        }
         (Op::Join { .. }, Label::Join { .. }) => true,
         _ => match label_of(op, &[]) {
             Ok(Some(l)) => {
@@ -258,6 +300,45 @@ impl Trust<'_> {
         Ok(reply)
     }
 
+    /// A lock gets its mutex when it reads it free, else it is told to ask again (a try-lock:
+    /// EBUSY); an unlock just runs.
+    fn mutex_reply(&self, g: &Graph, e: EventId, op: &Op) -> Reply {
+        let free = g.label(e).rf().is_some_and(|rf| mutex_free(g, rf));
+        let value = match op {
+            Op::MutexLock { .. } if !free => MUTEX_BUSY,
+            Op::MutexTryLock { .. } if !free => EBUSY,
+            _ => 0,
+        };
+        Reply { value, patch: None }
+    }
+
+    /// After a mutex operation ran: a lock that got its mutex becomes an update (its place
+    /// and revisits still to be made); the step goes into the trace.
+    fn mutex_stepped(
+        &mut self,
+        g: &mut Graph,
+        p: &Pending,
+        e: EventId,
+        reply: Reply,
+        snap: Snapshot,
+    ) -> Snapshot {
+        let mut ev = Event::from_pending(ThreadId(e.thread), p);
+        let lock = !matches!(p.op, Op::MutexUnlock { .. });
+        if let (Label::Read { addr, size, rf }, 0, true) = (g.label(e), reply.value, lock) {
+            *g.label_mut(e) = Label::Update {
+                addr: *addr,
+                size: *size,
+                rf: *rf,
+                bytes: smallvec::smallvec![MUTEX_TAKEN],
+            };
+            self.converted = Some(e);
+        }
+        ev.wrote = reply.value == 0;
+        self.trace.push(ev);
+        self.trace_events.push(Some(e));
+        snap
+    }
+
     fn slot_of(&self, thread: u32) -> Option<u32> {
         self.slots
             .iter()
@@ -274,8 +355,16 @@ impl Trust<'_> {
         p: &Pending,
         e: EventId,
     ) -> Result<Snapshot, ExecError> {
-        let reply = self.reply(g, e)?;
+        let mutex = mutex_of(&p.op);
+        let reply = match mutex {
+            Some(_) => self.mutex_reply(g, e, &p.op),
+            None => self.reply(g, e)?,
+        };
         let snap = self.exec.step(slot, &reply)?;
+        if let Some(m) = mutex {
+            self.mutexes.insert(m);
+            return Ok(self.mutex_stepped(g, p, e, reply, snap));
+        }
         if let Label::Spawn { child } = *g.label(e) {
             if snap.slots.len() > self.slots.len() {
                 self.slots.push(child);
@@ -447,7 +536,13 @@ impl Trust<'_> {
                     self.outcome.stats.blocked += 1;
                     return self.exec.end();
                 }
-                if !waiting.is_empty() {
+                // (a lock waiting for a mutex no unlock will free is a deadlock)
+                let spinning = |r: &&EventId| {
+                    !g.label(**r)
+                        .location()
+                        .is_some_and(|a| self.mutexes.contains(&a))
+                };
+                if waiting.iter().any(|r| spinning(&r)) {
                     let message = format!(
                         "livelock: {} spin forever re-reading memory that no other thread \
                          changes",
@@ -573,6 +668,7 @@ impl Trust<'_> {
         let mut addrs: Vec<u64> = g.events().filter_map(|e| g.label(e).location()).collect();
         addrs.sort_unstable();
         addrs.dedup();
+        addrs.retain(|a| !self.mutexes.contains(a));
         for addr in addrs {
             let latest = self.model.latest_write(g, addr, &|_| true, None);
             if let Some(bytes) = latest.and_then(|w| g.label(w).written()) {
@@ -593,9 +689,11 @@ impl Trust<'_> {
             .events()
             .filter(|&w| g.label(w).writes() && g.label(w).location() == Some(addr))
             .collect();
+        // a lock waits for a free mutex: only an unlock (or the initial state) ends its wait
+        let mutex = self.mutexes.contains(&addr);
         std::iter::once(None)
             .chain(writes.into_iter().map(Some))
-            .filter(|&w| w != rf)
+            .filter(|&w| w != rf && (!mutex || mutex_free(g, w)))
             .any(|w| {
                 let mut h = g.clone();
                 h.push(r.thread, Label::Read { addr, size, rf: w }, 0, 0);
@@ -711,6 +809,7 @@ impl Trust<'_> {
 fn awaiting(g: &Graph, thread: u32, p: &Pending) -> Option<EventId> {
     let addr = match p.op {
         Op::Load { addr, .. } | Op::Cas { addr, .. } => addr.0,
+        Op::MutexLock { obj } => obj.0,
         _ => return None,
     };
     // (a yield between iterations changes nothing)

@@ -101,6 +101,9 @@ impl Trust<'_> {
             if update {
                 h.unplace(r);
             }
+            // a lock that now finds its mutex taken did not take it: a read (it waits)
+            let waits = self.lock_finds_taken(&mut h, r, a);
+            let update = update && !waits;
             // the write's places in coherence order (an update's is next to its source), the
             // revisited update right after it
             let positions = if matches!(g.label(a), Label::Update { .. })
@@ -125,6 +128,21 @@ impl Trust<'_> {
                 }
             }
         }
+    }
+}
+
+impl Trust<'_> {
+    /// If `r` is a lock that took its mutex and now reads the taken state `a` wrote, it
+    /// becomes the read of a lock that waits.
+    fn lock_finds_taken(&self, h: &mut Graph, r: EventId, a: EventId) -> bool {
+        let Label::Update { addr, size, rf, .. } = h.label(r).clone() else {
+            return false;
+        };
+        if !self.mutexes.contains(&addr) || super::mutex_free(h, Some(a)) {
+            return false;
+        }
+        *h.label_mut(r) = Label::Read { addr, size, rf };
+        true
     }
 }
 
