@@ -200,3 +200,39 @@ fn await_loops_wait_for_a_write() {
         assert_eq!(r.verdict(), "ok", "{build}: {}{}", r.stdout, r.stderr);
     });
 }
+
+/// `-j 2`: the graph engine's workers share the graphs still to visit (each worker its own
+/// process), and explore each graph once: the same weak traces as one worker (sigma, N = 6:
+/// 6! = 720), none blocked, and the same verdict where an execution fails.
+#[test]
+fn graph_engine_workers_share_the_exploration() {
+    let scratch = Scratch::new("ra-jobs");
+    let sigma = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs/sigma.c");
+    let bin = compile(&scratch, &sigma, "gcc", &["-O2", "-DN=6"]);
+    for jobs in ["1", "2"] {
+        let r = check(&bin, "ra", &["-j", jobs]);
+        assert_eq!(
+            (r.verdict(), r.executions(), r.blocked()),
+            ("ok", 720, 0),
+            "-j {jobs}: {}{}",
+            r.stdout,
+            r.stderr
+        );
+        assert_eq!(
+            r.json.as_ref().unwrap()["jobs"].as_u64(),
+            jobs.parse().ok(),
+            "{}",
+            r.stdout
+        );
+    }
+    let iriw = compile(&scratch, &source("tso/iriw.c"), "gcc", &["-O2"]);
+    let one = check(&iriw, "ra", &["--keep-going", "-j", "1"]);
+    let two = check(&iriw, "ra", &["--keep-going", "-j", "2"]);
+    assert_eq!(
+        (two.verdict(), two.executions(), two.error_kinds()),
+        (one.verdict(), one.executions(), one.error_kinds()),
+        "{}{}",
+        one.stdout,
+        two.stdout
+    );
+}

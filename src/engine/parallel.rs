@@ -57,13 +57,12 @@ pub fn explore_jobs<E: Executor + Send>(
         leaves,
     } = jobs;
     if cfg.graph {
-        // one worker: the graph engine does not split its exploration yet
         if shard.is_some() {
             return Err(ExecError::Fatal(
                 "--shard does not work with the graph engine yet".into(),
             ));
         }
-        return super::trust::explore(first, model, cfg, &mut |s| progress(s));
+        return explore_graphs(first, start, jobs, model, cfg, progress);
     }
     if jobs <= 1 && shard.is_none() {
         return explore_through(first, model, cfg, &mut |s| progress(s), None);
@@ -142,6 +141,61 @@ pub fn explore_jobs<E: Executor + Send>(
         outcome.merge(r?);
     }
     // in the order one worker walking the leaves one after another would have met them
+    outcome.errors.sort_by_key(|(cx, _)| cx.found);
+    Ok(outcome)
+}
+
+/// The graph engine on `jobs` workers: the graphs still to visit are independent, so idle
+/// workers take some of another's (`trust::Pool`); a worker starts its process when it first
+/// gets one.
+fn explore_graphs<E: Executor + Send>(
+    first: &mut E,
+    start: &(dyn Fn(usize) -> Result<E, ExecError> + Sync),
+    jobs: usize,
+    model: &dyn Model,
+    cfg: &Config,
+    progress: &(dyn Fn(&Stats) -> bool + Sync),
+) -> Result<Outcome, ExecError> {
+    use super::trust::{explore_shared, Pool};
+    let jobs = jobs.max(1);
+    let pool = Pool::new(jobs);
+    let totals = Mutex::new(vec![Stats::default(); jobs]);
+    let work = |w: usize, exec: &mut dyn Executor, g| {
+        let mut each = |s: &Stats| {
+            let sum = {
+                let mut totals = totals.lock().unwrap();
+                totals[w] = s.clone();
+                sum(&totals)
+            };
+            progress(&sum)
+        };
+        explore_shared(exec, model, cfg, &mut each, &pool, g)
+    };
+    let results: Vec<Result<Outcome, ExecError>> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..jobs)
+            .map(|w| {
+                let (work, pool) = (&work, &pool);
+                scope.spawn(move || {
+                    let Some(g) = pool.take() else {
+                        return Ok(Outcome::default());
+                    };
+                    let mut exec = start(w).inspect_err(|_| pool.stop())?;
+                    work(w, &mut exec, g)
+                })
+            })
+            .collect();
+        let mut results = vec![work(0, first, crate::graph::Graph::default())];
+        results.extend(
+            others
+                .into_iter()
+                .map(|h| h.join().expect("worker panicked")),
+        );
+        results
+    });
+    let mut outcome = Outcome::default();
+    for r in results {
+        outcome.merge(r?);
+    }
     outcome.errors.sort_by_key(|(cx, _)| cx.found);
     Ok(outcome)
 }

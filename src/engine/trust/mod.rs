@@ -39,11 +39,26 @@ pub fn explore(
     cfg: &Config,
     progress: Progress,
 ) -> Result<Outcome, ExecError> {
+    explore_shared(exec, model, cfg, progress, &Pool::new(1), Graph::default())
+}
+
+/// Explore as one worker of several (`-j`): graphs still to visit are independent (a visit
+/// only adds graphs, never changes others), so a worker hands some of its own to `pool` when
+/// another has none, and takes from it when it has none. `first`: the graph it starts with
+/// (the empty one for the worker that starts the exploration).
+pub fn explore_shared(
+    exec: &mut dyn Executor,
+    model: &dyn Model,
+    cfg: &Config,
+    progress: Progress,
+    pool: &Pool,
+    first: Graph,
+) -> Result<Outcome, ExecError> {
     let mut trust = Trust {
         exec,
         model,
         cfg,
-        todo: vec![Graph::default()],
+        todo: vec![first],
         outcome: Outcome::default(),
         slots: Vec::new(),
         trace: Vec::new(),
@@ -53,27 +68,125 @@ pub fn explore(
         memory: Memory::default(),
         mutexes: std::collections::HashSet::new(),
     };
-    while let Some(g) = trust.todo.pop() {
-        trust.run(g)?;
+    while let Some(g) = trust.todo.pop().or_else(|| pool.take()) {
+        if let Err(e) = trust.run(g) {
+            pool.stop();
+            return Err(e);
+        }
+        let executions = pool.executed();
         if !progress(&trust.outcome.stats) {
+            pool.stop();
             return Err(ExecError::Interrupted);
         }
         let shared = trust.exec.found_shared();
         if !shared.is_empty() {
             // explored again by the caller, with that memory visible
             trust.outcome.shared_found = shared;
+            pool.stop();
             break;
         }
         let stop = trust.outcome.error.is_some() && !cfg.keep_going;
-        if stop
-            || cfg
-                .max_executions
-                .is_some_and(|m| trust.outcome.stats.executions >= m)
-        {
+        if stop || cfg.max_executions.is_some_and(|m| executions >= m) {
+            pool.stop();
             break;
         }
+        if pool.done() {
+            break; // another worker stopped the exploration
+        }
+        pool.share(&mut trust.todo, executions);
     }
     Ok(trust.outcome)
+}
+
+/// Graphs the workers of one exploration share (see [`explore_shared`]).
+pub struct Pool {
+    state: std::sync::Mutex<PoolState>,
+    wake: std::sync::Condvar,
+    /// Executions by all the workers so far.
+    executions: std::sync::atomic::AtomicU64,
+}
+
+struct PoolState {
+    graphs: Vec<Graph>,
+    workers: usize,
+    /// Workers with nothing to visit, waiting for a graph.
+    idle: usize,
+    /// The exploration is over (explored, or stopped).
+    done: bool,
+}
+
+/// Executions worker 0 explores alone before it shares: a small exploration is not worth
+/// starting another worker's process.
+const SHARE_AFTER: u64 = 64;
+
+impl Pool {
+    pub fn new(workers: usize) -> Pool {
+        Pool {
+            state: std::sync::Mutex::new(PoolState {
+                graphs: Vec::new(),
+                workers,
+                idle: 0,
+                done: false,
+            }),
+            wake: std::sync::Condvar::new(),
+            executions: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// A graph to visit, waiting for one while any worker is still visiting; None when the
+    /// exploration is over.
+    pub fn take(&self) -> Option<Graph> {
+        let mut s = self.state.lock().unwrap();
+        s.idle += 1;
+        loop {
+            if s.done {
+                return None;
+            }
+            if let Some(g) = s.graphs.pop() {
+                s.idle -= 1;
+                return Some(g);
+            }
+            if s.idle == s.workers {
+                s.done = true;
+                self.wake.notify_all();
+                return None;
+            }
+            s = self.wake.wait(s).unwrap();
+        }
+    }
+
+    /// One more execution; the total so far.
+    fn executed(&self) -> u64 {
+        self.executions
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1
+    }
+
+    /// Hands the older half of `todo` (the larger subtrees, at its bottom) to the workers
+    /// waiting for work, if any (and once the exploration is large enough).
+    fn share(&self, todo: &mut Vec<Graph>, executions: u64) {
+        if todo.len() < 2 || executions < SHARE_AFTER {
+            return;
+        }
+        let mut s = self.state.lock().unwrap();
+        if s.idle == 0 || !s.graphs.is_empty() {
+            return;
+        }
+        let n = todo.len() / 2;
+        s.graphs.extend(todo.drain(..n));
+        self.wake.notify_all();
+    }
+
+    /// Ends the exploration for every worker.
+    pub fn stop(&self) {
+        self.state.lock().unwrap().done = true;
+        self.wake.notify_all();
+    }
+
+    /// Whether the exploration is over.
+    pub fn done(&self) -> bool {
+        self.state.lock().unwrap().done
+    }
 }
 
 struct Trust<'a> {
