@@ -176,11 +176,18 @@ fn mutexes_lock_under_the_graph_engine() {
 
 /// Await loops: a thread whose load repeats its last one (same instruction, same state) waits
 /// for a write instead of spinning; the graph where it reads a later write is visited through
-/// that write's revisit (the waiting graph ends blocked). The verdicts of the interleaving engine, under every model; a CAS spin lock keeps
-/// its mutual exclusion under ra.
+/// that write's revisit (the waiting graph ends blocked); an iteration of several loads and no
+/// write waits as a whole. The verdicts of the interleaving engine, under every model; a CAS
+/// spin lock keeps its mutual exclusion under ra.
 #[test]
 fn await_loops_wait_for_a_write() {
-    for name in ["tso/cas_spinlock.c", "yield_spin.c", "examples/lamport.c"] {
+    for name in [
+        "tso/cas_spinlock.c",
+        "yield_spin.c",
+        "examples/lamport.c",
+        "examples/dekker.c",
+        "examples/peterson.c",
+    ] {
         each_build("ra-await", name, &[], |bin, build| {
             for model in ["sc", "tso", "pso"] {
                 let i = check(bin, model, &[]);
@@ -199,6 +206,14 @@ fn await_loops_wait_for_a_write() {
         let r = check(bin, "ra", &[]);
         assert_eq!(r.verdict(), "ok", "{build}: {}{}", r.stdout, r.stderr);
     });
+    // Dekker's loops read two locations an iteration: they wait as one; under ra the
+    // algorithm needs its fences (store buffering), and holds with them
+    for (defines, verdict) in [(&[][..], "error"), (&["-DFENCES"][..], "ok")] {
+        each_build("ra-dekker", "examples/dekker.c", defines, |bin, build| {
+            let r = check(bin, "ra", &[]);
+            assert_eq!(r.verdict(), verdict, "{build}: {}{}", r.stdout, r.stderr);
+        });
+    }
 }
 
 /// `-j 2`: the graph engine's workers share the graphs still to visit (each worker its own

@@ -645,7 +645,11 @@ impl Trust<'_> {
                         awaiting(&g, *self.slots.get(s as usize)?, &p)
                     })
                     .collect();
-                if waiting.iter().any(|&r| self.could_read_another(&g, r)) {
+                if waiting
+                    .iter()
+                    .flat_map(|&first| iteration(&g, first))
+                    .any(|r| self.could_read_another(&g, r))
+                {
                     self.outcome.stats.blocked += 1;
                     return self.exec.end();
                 }
@@ -925,17 +929,43 @@ fn awaiting(g: &Graph, thread: u32, p: &Pending) -> Option<EventId> {
         Op::MutexLock { obj } => obj.0,
         _ => return None,
     };
-    // (a yield between iterations changes nothing)
+    // the thread's latest iteration: reads only since a read of the same location by the same
+    // instruction in the same state (a yield between changes nothing; a loop of several loads
+    // repeats as one)
     let evs = g.threads.get(thread as usize)?;
-    let index = evs.iter().rposition(|ev| ev.label != Label::Local)?;
-    let last = &evs[index];
-    let repeats = matches!(last.label, Label::Read { addr: a, .. } if a == addr)
-        && last.pc == p.pc
-        && last.hash == p.hash;
-    repeats.then_some(EventId {
-        thread,
-        index: index as u32,
-    })
+    let mut index = evs.len();
+    let oldest = index.saturating_sub(AWAIT_ITERATION);
+    while index > oldest {
+        index -= 1;
+        let ev = &evs[index];
+        match ev.label {
+            Label::Local => {}
+            Label::Read { addr: a, .. } if a == addr && ev.pc == p.pc && ev.hash == p.hash => {
+                return Some(EventId {
+                    thread,
+                    index: index as u32,
+                })
+            }
+            Label::Read { .. } => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The longest iteration of an await loop recognised, in events (a longer one is explored
+/// iteration by iteration; the check runs at every step).
+const AWAIT_ITERATION: usize = 32;
+
+/// The reads of an await loop's iteration that begins at `first`: a write any of them could
+/// read ends the wait.
+fn iteration(g: &Graph, first: EventId) -> impl Iterator<Item = EventId> + '_ {
+    (first.index..g.threads[first.thread as usize].len() as u32)
+        .map(move |index| EventId {
+            thread: first.thread,
+            index,
+        })
+        .filter(move |&e| g.label(e).reads())
 }
 
 /// "T1", "T1 and T2", "T1, T2 and T3": threads as the counterexample numbers them.
