@@ -127,20 +127,34 @@ pub fn explore_jobs<E: Executor + Send>(
                 })
             })
             .collect();
-        let mut results = vec![work(0, first)];
+        let first = work(0, first);
         set_gate(Gate::Done);
-        results.extend(
-            others
-                .into_iter()
-                .map(|h| h.join().expect("worker panicked")),
-        );
-        results
+        joined(first, others)
     });
+    merged(results)
+}
+
+/// Worker 0's result, then the other workers' once they end.
+fn joined(
+    first: Result<Outcome, ExecError>,
+    others: Vec<std::thread::ScopedJoinHandle<'_, Result<Outcome, ExecError>>>,
+) -> Vec<Result<Outcome, ExecError>> {
+    let mut results = vec![first];
+    results.extend(
+        others
+            .into_iter()
+            .map(|h| h.join().expect("worker panicked")),
+    );
+    results
+}
+
+/// The workers' outcomes added up (the first error if one failed), their errors in the order
+/// one worker walking the leaves one after another would have met them.
+fn merged(results: Vec<Result<Outcome, ExecError>>) -> Result<Outcome, ExecError> {
     let mut outcome = Outcome::default();
     for r in results {
         outcome.merge(r?);
     }
-    // in the order one worker walking the leaves one after another would have met them
     outcome.errors.sort_by_key(|(cx, _)| cx.found);
     Ok(outcome)
 }
@@ -184,20 +198,10 @@ fn explore_graphs<E: Executor + Send>(
                 })
             })
             .collect();
-        let mut results = vec![work(0, first, crate::graph::Graph::default())];
-        results.extend(
-            others
-                .into_iter()
-                .map(|h| h.join().expect("worker panicked")),
-        );
-        results
+        let first = work(0, first, crate::graph::Graph::default());
+        joined(first, others)
     });
-    let mut outcome = Outcome::default();
-    for r in results {
-        outcome.merge(r?);
-    }
-    outcome.errors.sort_by_key(|(cx, _)| cx.found);
-    Ok(outcome)
+    merged(results)
 }
 
 /// Explore (`split`: this worker's part) inside the program's process if `exec` can, else
