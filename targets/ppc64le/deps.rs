@@ -126,10 +126,14 @@ fn effect(w: u32) -> Effect {
             dst: rt,
             srcs: vec![ra],
         }, // mulli, subfic
-        12 | 13 => Effect::GprAndCr0 {
+        12 => Effect::Gpr {
             dst: rt,
             srcs: vec![ra],
-        }, // addic, addic.
+        }, // addic
+        13 => Effect::GprAndCr0 {
+            dst: rt,
+            srcs: vec![ra],
+        }, // addic.
         24..=27 => Effect::Gpr {
             dst: ra,
             srcs: vec![rt],
@@ -174,15 +178,18 @@ fn x_effect(w: u32) -> Effect {
             Effect::Gpr { dst, srcs }
         }
     };
-    // XO forms: RT from RA and RB (the overflow bit above the 9-bit opcode)
-    match xo & 0x1ff {
-        266 | 10 | 138 | 40 | 8 | 136 | 235 | 233 | 75 | 11 | 73 | 9 | 491 | 459 | 489 | 457 => {
+    // XO forms: RT from RA and RB; the overflow bit (OE, above the 9-bit opcode) only on
+    // those that have one (not mulhw, mulhwu, mulhd, mulhdu)
+    let oe = if xo >= 512 { xo - 512 } else { xo };
+    match oe {
+        266 | 10 | 138 | 40 | 8 | 136 | 235 | 233 | 491 | 459 | 489 | 457 => {
             return with_cr0(rt, vec![ra, rb]);
         }
         202 | 234 | 200 | 232 | 104 => return with_cr0(rt, vec![ra]), // addze, addme, subfze, subfme, neg
         _ => {}
     }
     match xo {
+        75 | 11 | 73 | 9 => with_cr0(rt, vec![ra, rb]), // mulhw, mulhwu, mulhd, mulhdu
         0 | 32 => Effect::Compare {
             field: rt >> 2,
             srcs: vec![ra, rb],
@@ -267,13 +274,34 @@ fn branch(w: u32, addr: u64) -> Option<Branch> {
     }
 }
 
+/// Whether word `w` jumps to an address in a register without linking (`bctr`, `bctar`: a
+/// switch's jump table), whose targets are not known.
+fn jumps_indirectly(w: u32) -> bool {
+    w >> 26 == 19 && matches!((w >> 1) & 0x3ff, 528 | 560) && w & 1 == 0
+}
+
 /// The dependencies of every memory access of `section`'s functions, by the access's address.
 pub fn dependencies(section: &CodeSection) -> BTreeMap<u64, Dependencies> {
-    let words: Vec<u32> = section
-        .bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+    let words = super::words_of(&section.bytes);
+    let at = |i: usize| section.addr + 4 * i as u64;
+    let function_of = |a: u64| {
+        section
+            .functions
+            .iter()
+            .position(|&(lo, hi)| a >= lo && a < hi)
+    };
+    // what another function (a cold part split off by the compiler) branches to: an entry of
+    // its function whose registers are not known there
+    let mut entries: Vec<u64> = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &w)| {
+            let target = branch(w, at(i)).filter(|b| !b.links)?.target?;
+            let to = function_of(target)?;
+            (function_of(at(i)) != Some(to) && section.functions[to].0 != target).then_some(target)
+        })
         .collect();
+    entries.sort_unstable();
     let mut out = BTreeMap::new();
     for &(lo, hi) in &section.functions {
         let (Some(first), Some(end)) = (
@@ -282,20 +310,26 @@ pub fn dependencies(section: &CodeSection) -> BTreeMap<u64, Dependencies> {
         ) else {
             continue;
         };
-        if first >= end || end > words.len() {
+        if first >= end
+            || end > words.len()
+            || words[first..end].iter().any(|&w| jumps_indirectly(w))
+        {
             continue;
         }
-        function(
-            &words[first..end],
-            section.addr + 4 * first as u64,
-            &mut out,
-        );
+        let inside = entries.iter().copied().filter(|&e| e >= lo && e < hi);
+        function(&words[first..end], at(first), inside, &mut out);
     }
     out
 }
 
-/// One function's words `code`, the first at `addr`.
-fn function(code: &[u32], addr: u64, out: &mut BTreeMap<u64, Dependencies>) {
+/// One function's words `code`, the first at `addr`, also entered at `entries` (from other
+/// functions).
+fn function(
+    code: &[u32],
+    addr: u64,
+    entries: impl Iterator<Item = u64>,
+    out: &mut BTreeMap<u64, Dependencies>,
+) {
     let at = |i: usize| addr + 4 * i as u64;
     let sites: Vec<Option<crate::site::Site>> = code
         .iter()
@@ -318,8 +352,11 @@ fn function(code: &[u32], addr: u64, out: &mut BTreeMap<u64, Dependencies>) {
     }
     let n = loads.len();
     let mut before: Vec<Option<State>> = vec![None; code.len()];
-    before[0] = Some(State::new(n));
     let mut work = vec![0usize];
+    work.extend(entries.map(|e| ((e - addr) / 4) as usize));
+    for &i in &work {
+        before[i] = Some(State::new(n));
+    }
     while let Some(i) = work.pop() {
         let Some(state) = before[i].clone() else {
             continue;
@@ -532,18 +569,55 @@ mod tests {
 
     /// `words` as one function at 0x1000 (and any words after `end` as another).
     fn analyse(words: &[u32], end: usize) -> BTreeMap<u64, Dependencies> {
+        functions(words, &[end])
+    }
+
+    /// `words` at 0x1000 as functions that end at word indexes `ends` (and a last one).
+    fn functions(words: &[u32], ends: &[usize]) -> BTreeMap<u64, Dependencies> {
         let bytes = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let bounds: Vec<u64> = std::iter::once(0)
+            .chain(ends.iter().copied())
+            .chain(std::iter::once(words.len()))
+            .map(|i| 0x1000 + 4 * i as u64)
+            .collect();
         let section = CodeSection {
             name: ".text".into(),
             addr: 0x1000,
             bytes,
-            functions: vec![
-                (0x1000, 0x1000 + 4 * end as u64),
-                (0x1000 + 4 * end as u64, 0x1000 + 4 * words.len() as u64),
-            ],
+            functions: bounds.windows(2).map(|b| (b[0], b[1])).collect(),
             one_word_returns: Vec::new(),
         };
         dependencies(&section)
+    }
+
+    /// What the analysis cannot see makes it forget, never guess: `addic` leaves CR0 as the
+    /// compare set it; a function with a jump through a register (a switch table) gets none;
+    /// a place another function branches to starts with nothing known.
+    #[test]
+    fn what_it_cannot_see_it_forgets() {
+        let code = [
+            0x8083_0000, // 1000 f: lwz r4,0(r3)
+            0x7c04_2000, // 1004 cmpw r4,r4
+            0x30a6_0001, // 1008 addic r5,r6,1 (sets CA, not CR0)
+            0x4182_0004, // 100c beq 1010
+            0x912a_0000, // 1010 stw r9,0(r10)
+            0x4e80_0020, // 1014 blr
+            0x8083_0000, // 1018 g: lwz r4,0(r3)
+            0x7d89_03a6, // 101c mtctr r12
+            0x9124_0000, // 1020 stw r9,0(r4)
+            0x4e80_0420, // 1024 bctr
+            0x8083_0000, // 1028 h: lwz r4,0(r3)
+            0x9124_0000, // 102c stw r9,0(r4)
+            0x4e80_0020, // 1030 blr
+            0x4bff_fff8, // 1034 k: b 102c
+        ];
+        let d = functions(&code, &[6, 10, 13]);
+        assert_eq!(d[&0x1010].ctrl, vec![0x1000]);
+        assert!(!d.contains_key(&0x1020));
+        assert!(d[&0x102c].addr.is_empty());
+        // without the branch from k, h's store depends on its load
+        let d = functions(&code[..13], &[6, 10]);
+        assert_eq!(d[&0x102c].addr, vec![0x1028]);
     }
 
     #[test]
