@@ -86,16 +86,9 @@ pub fn explore_jobs<E: Executor + Send>(
     };
     let on_split = || set_gate(Gate::Open);
     let stop = AtomicBool::new(false);
-    let totals = Mutex::new(vec![Stats::default(); jobs.max(1)]);
+    let totals = Totals::new(jobs);
     let work = |w: usize, exec: &mut E| {
-        let mut each = |s: &Stats| {
-            let sum = {
-                let mut totals = totals.lock().unwrap();
-                totals[w] = s.clone();
-                sum(&totals)
-            };
-            progress(&sum) && !stop.load(SeqCst)
-        };
+        let mut each = |s: &Stats| progress(&totals.with(w, s)) && !stop.load(SeqCst);
         let claim = |prefix: &[Step]| claim(w, prefix);
         let split = Split {
             after,
@@ -173,16 +166,9 @@ fn explore_graphs<E: Executor + Send>(
     use super::trust::{explore_shared, Pool};
     let jobs = jobs.max(1);
     let pool = Pool::new(jobs);
-    let totals = Mutex::new(vec![Stats::default(); jobs]);
+    let totals = Totals::new(jobs);
     let work = |w: usize, exec: &mut dyn Executor, g| {
-        let mut each = |s: &Stats| {
-            let sum = {
-                let mut totals = totals.lock().unwrap();
-                totals[w] = s.clone();
-                sum(&totals)
-            };
-            progress(&sum)
-        };
+        let mut each = |s: &Stats| progress(&totals.with(w, s));
         explore_shared(exec, model, cfg, &mut each, &pool, g)
     };
     let results: Vec<Result<Outcome, ExecError>> = std::thread::scope(|scope| {
@@ -224,6 +210,22 @@ enum Gate {
     Closed,
     Open,
     Done,
+}
+
+/// Each worker's latest statistics, for the progress of all of them.
+struct Totals(Mutex<Vec<Stats>>);
+
+impl Totals {
+    fn new(workers: usize) -> Totals {
+        Totals(Mutex::new(vec![Stats::default(); workers.max(1)]))
+    }
+
+    /// The sum over the workers, worker `w`'s now `s`.
+    fn with(&self, w: usize, s: &Stats) -> Stats {
+        let mut totals = self.0.lock().unwrap();
+        totals[w] = s.clone();
+        sum(&totals)
+    }
 }
 
 fn sum(all: &[Stats]) -> Stats {

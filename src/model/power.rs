@@ -94,9 +94,10 @@ impl Rel {
         let mut r = Rel::empty(self.n);
         for a in 0..self.n {
             for m in self.succ(a) {
-                let (ra, rm) = (&mut r.rows, &o.rows);
-                let src = rm[m].clone();
-                ra[a].iter_mut().zip(&src).for_each(|(x, y)| *x |= y);
+                r.rows[a]
+                    .iter_mut()
+                    .zip(&o.rows[m])
+                    .for_each(|(x, y)| *x |= y);
             }
         }
         r

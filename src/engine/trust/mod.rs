@@ -69,11 +69,12 @@ pub fn explore_shared(
         mutexes: std::collections::HashSet::new(),
     };
     while let Some(g) = trust.todo.pop().or_else(|| pool.take()) {
+        let before = trust.outcome.stats.executions;
         if let Err(e) = trust.run(g) {
             pool.stop();
             return Err(e);
         }
-        let executions = pool.executed();
+        let executions = pool.executed(trust.outcome.stats.executions - before);
         if !progress(&trust.outcome.stats) {
             pool.stop();
             return Err(ExecError::Interrupted);
@@ -155,11 +156,11 @@ impl Pool {
         }
     }
 
-    /// One more execution; the total so far.
-    fn executed(&self) -> u64 {
+    /// `n` more executions (a visit may end blocked, with none); all workers' total so far.
+    fn executed(&self, n: u64) -> u64 {
         self.executions
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-            + 1
+            .fetch_add(n, std::sync::atomic::Ordering::SeqCst)
+            + n
     }
 
     /// Hands the older half of `todo` (the larger subtrees, at its bottom) to the workers
