@@ -2,8 +2,10 @@
 //! (rf), per location the coherence order of its writes (co). The graph engine
 //! (`engine::trust`) builds them; the memory models (`model/`) decide which are consistent.
 //!
-//! Every thread's events form a prefix of what the thread does, so a set of events closed
-//! under program order is one length per thread (a [`Prefix`]).
+//! Under a model that allows cycles in program order and reads-from (POWER's load buffering),
+//! a revisit may keep an event of a thread and drop one before it in program order: that
+//! place is a hole ([`GraphEvent::hole`]) until the thread, run again, adds an event there. Under the other
+//! models every thread's events form a prefix of what the thread does.
 
 use std::collections::BTreeMap;
 
@@ -125,6 +127,12 @@ pub struct GraphEvent {
     pub hash: u64,
     /// The reads of its thread it depends on (for a model that orders by dependencies).
     pub deps: Dependencies,
+    /// A place a revisit emptied while keeping a later event of the thread: not an event
+    /// ([`Graph::events`] skips it) until the thread, run again, adds one here. What does not
+    /// depend on the values read stays as it was, for the model: the kind of fence, the
+    /// dependencies (the instruction at this place is the same, as the kept events after it
+    /// do not depend on a read the path to them branched on).
+    pub hole: bool,
 }
 
 /// An event's dependencies on earlier reads of its thread (herd's `addr`, `data`, `ctrl`,
@@ -137,25 +145,62 @@ pub struct Dependencies {
     pub ctrlisync: Vec<EventId>,
 }
 
-/// A set of events closed under program order: how many events of each thread it holds.
+/// A set of events of a graph (what a revisit keeps: a write's prefix, the events added
+/// before a read), a bit per place in each thread.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Prefix(pub Vec<u32>);
+pub struct Prefix(Vec<Vec<u64>>);
 
 impl Prefix {
     pub fn contains(&self, e: EventId) -> bool {
-        self.0.get(e.thread as usize).is_some_and(|&n| e.index < n)
+        let i = e.index as usize;
+        self.0
+            .get(e.thread as usize)
+            .and_then(|w| w.get(i / 64))
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
-    fn insert(&mut self, e: EventId) -> bool {
-        let t = e.thread as usize;
+    /// Adds `e`; false if it was there.
+    pub fn insert(&mut self, e: EventId) -> bool {
+        let (t, i) = (e.thread as usize, e.index as usize);
         if self.0.len() <= t {
-            self.0.resize(t + 1, 0);
+            self.0.resize(t + 1, Vec::new());
         }
-        if self.0[t] > e.index {
-            return false;
+        let words = &mut self.0[t];
+        if words.len() <= i / 64 {
+            words.resize(i / 64 + 1, 0);
         }
-        self.0[t] = e.index + 1;
-        true
+        let had = words[i / 64] & (1 << (i % 64)) != 0;
+        words[i / 64] |= 1 << (i % 64);
+        !had
+    }
+
+    /// Adds the first `n` places of `thread`.
+    fn insert_first(&mut self, thread: u32, n: u32) {
+        let (t, n) = (thread as usize, n as usize);
+        if self.0.len() <= t {
+            self.0.resize(t + 1, Vec::new());
+        }
+        let words = &mut self.0[t];
+        if words.len() < n.div_ceil(64) {
+            words.resize(n.div_ceil(64), 0);
+        }
+        for w in words.iter_mut().take(n / 64) {
+            *w = u64::MAX;
+        }
+        if n % 64 != 0 {
+            words[n / 64] |= (1u64 << (n % 64)) - 1;
+        }
+    }
+
+    /// How many places of `thread` up to the last one in the set.
+    fn extent(&self, thread: usize) -> usize {
+        let Some(words) = self.0.get(thread) else {
+            return 0;
+        };
+        match words.iter().rposition(|&w| w != 0) {
+            Some(k) => k * 64 + 64 - words[k].leading_zeros() as usize,
+            None => 0,
+        }
     }
 }
 
@@ -183,8 +228,9 @@ impl Graph {
         &mut self.threads[e.thread as usize][e.index as usize].label
     }
 
+    /// How many events (holes are none).
     pub fn len(&self) -> usize {
-        self.threads.iter().map(Vec::len).sum()
+        self.threads.iter().flatten().filter(|ev| !ev.hole).count()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -194,11 +240,19 @@ impl Graph {
     /// Every event, thread by thread in program order.
     pub fn events(&self) -> impl Iterator<Item = EventId> + '_ {
         self.threads.iter().enumerate().flat_map(|(t, evs)| {
-            (0..evs.len()).map(move |i| EventId {
-                thread: t as u32,
-                index: i as u32,
-            })
+            evs.iter()
+                .enumerate()
+                .filter(|(_, ev)| !ev.hole)
+                .map(move |(i, _)| EventId {
+                    thread: t as u32,
+                    index: i as u32,
+                })
         })
+    }
+
+    /// Does the graph have holes (places a revisit emptied before kept events)?
+    pub fn has_holes(&self) -> bool {
+        self.threads.iter().flatten().any(|ev| ev.hole)
     }
 
     /// The thread `spawn` creates: the one it created before the graph was cut down, or a new
@@ -218,20 +272,44 @@ impl Graph {
 
     /// Appends an event to `thread`'s program order.
     pub fn push(&mut self, thread: u32, label: Label, pc: u64, hash: u64) -> EventId {
-        let evs = &mut self.threads[thread as usize];
-        let id = EventId {
-            thread,
-            index: evs.len() as u32,
-        };
-        evs.push(GraphEvent {
+        let index = self.threads[thread as usize].len() as u32;
+        self.add_at(EventId { thread, index }, label, pc, hash)
+    }
+
+    /// Adds an event at place `e`: a hole, or the end of its thread.
+    pub fn add_at(&mut self, e: EventId, label: Label, pc: u64, hash: u64) -> EventId {
+        let ev = GraphEvent {
             label,
             stamp: self.next_stamp,
             pc,
             hash,
             deps: Dependencies::default(),
-        });
+            hole: false,
+        };
+        let evs = &mut self.threads[e.thread as usize];
+        match evs.get_mut(e.index as usize) {
+            Some(hole) => {
+                debug_assert!(hole.hole);
+                *hole = ev;
+            }
+            None => evs.push(ev),
+        }
         self.next_stamp += 1;
-        id
+        e
+    }
+
+    /// Takes event `e` out again: its place becomes a hole, or its thread ends before it.
+    pub fn remove(&mut self, e: EventId) {
+        self.unplace(e);
+        let evs = &mut self.threads[e.thread as usize];
+        if e.index as usize + 1 == evs.len() {
+            evs.pop();
+            while evs.last().is_some_and(|ev| ev.hole) {
+                evs.pop();
+            }
+        } else {
+            evs[e.index as usize].hole = true;
+        }
     }
 
     /// The writes to `addr` in coherence order.
@@ -263,21 +341,50 @@ impl Graph {
     /// The events `e` depends on through program order, reads-from and thread creation and
     /// joining: its porf-prefix, itself included.
     pub fn porf_prefix(&self, e: EventId) -> Prefix {
-        let mut prefix = Prefix(vec![0; self.threads.len()]);
+        let mut length = vec![0u32; self.threads.len()];
         let mut todo = vec![e];
         while let Some(e) = todo.pop() {
-            let from = prefix.0[e.thread as usize];
-            if !prefix.insert(e) {
+            let from = length[e.thread as usize];
+            if from > e.index {
                 continue;
             }
+            length[e.thread as usize] = e.index + 1;
             // the events newly in the prefix: what each depends on from outside its thread
             for index in from..=e.index {
                 let here = EventId {
                     thread: e.thread,
                     index,
                 };
-                todo.extend(self.outside_predecessor(here));
+                if !self.event(here).hole {
+                    todo.extend(self.outside_predecessor(here));
+                }
             }
+        }
+        let mut prefix = Prefix::default();
+        for (t, &n) in length.iter().enumerate() {
+            prefix.insert_first(t as u32, n);
+        }
+        prefix
+    }
+
+    /// The events `e` depends on, itself included, where `within` says which events of its
+    /// own thread an event depends on (all those before it: the porf-prefix), and reads-from,
+    /// thread creation and joining the others.
+    pub fn prefix(
+        &self,
+        e: EventId,
+        within: &dyn Fn(&Graph, EventId, &mut Vec<EventId>),
+    ) -> Prefix {
+        let mut prefix = Prefix::default();
+        let mut todo = vec![e];
+        while let Some(e) = todo.pop() {
+            if !prefix.insert(e) {
+                continue;
+            }
+            if !self.event(e).hole {
+                todo.extend(self.outside_predecessor(e));
+            }
+            within(self, e, &mut todo);
         }
         prefix
     }
@@ -299,11 +406,23 @@ impl Graph {
         }
     }
 
-    /// The graph cut down to the events in `keep` (a prefix per thread), coherence order
-    /// included.
+    /// The graph cut down to the events in `keep`, coherence order included: a place before
+    /// a kept event of its thread becomes a hole.
     pub fn restrict(&mut self, keep: &Prefix) {
         for (t, evs) in self.threads.iter_mut().enumerate() {
-            evs.truncate(keep.0.get(t).copied().unwrap_or(0) as usize);
+            evs.truncate(keep.extent(t));
+            while evs.last().is_some_and(|ev| ev.hole) {
+                evs.pop();
+            }
+            for (i, ev) in evs.iter_mut().enumerate() {
+                let e = EventId {
+                    thread: t as u32,
+                    index: i as u32,
+                };
+                if !keep.contains(e) {
+                    ev.hole = true;
+                }
+            }
         }
         for list in self.co.values_mut() {
             list.retain(|w| keep.contains(*w));
@@ -313,30 +432,40 @@ impl Graph {
         // an empty entry, which the spawn takes again when it comes back
     }
 
-    /// The events in an order that respects program order, reads-from, creation and joins
-    /// (for replaying the graph), earliest stamp first where there is a choice. `None` when
-    /// those relations have a cycle.
-    pub fn replay_order(&self) -> Option<Vec<EventId>> {
-        let mut done = Prefix(vec![0; self.threads.len()]);
-        let mut order = Vec::with_capacity(self.len());
-        let total = self.len();
-        while order.len() < total {
-            let next = (0..self.threads.len())
-                .filter_map(|t| {
-                    let index = done.0[t];
-                    let e = EventId {
-                        thread: t as u32,
-                        index,
-                    };
-                    let ev = self.threads[t].get(index as usize)?;
-                    let ready = self.outside_predecessor(e).is_none_or(|p| done.contains(p));
-                    ready.then_some((ev.stamp, e))
-                })
-                .min()?;
-            done.insert(next.1);
-            order.push(next.1);
-        }
-        Some(order)
+    /// The next event to replay, when each thread has run its first `ran` places: the next
+    /// event of a thread (not a hole) whose event of another thread (the write it reads from,
+    /// the spawn, the exit it joins) has run, the earliest added first. With `future_reads`,
+    /// when there is none, a read whose write has not run (a cycle of program order and
+    /// reads-from: it is given the bytes the write wrote).
+    pub fn next_to_replay(&self, ran: &[u32], future_reads: bool) -> Option<EventId> {
+        let done = |p: EventId| p.index < ran.get(p.thread as usize).copied().unwrap_or(0);
+        let next = |t: usize| {
+            let index = ran.get(t).copied().unwrap_or(0);
+            let ev = self.threads[t].get(index as usize)?;
+            (!ev.hole).then_some((
+                ev.stamp,
+                EventId {
+                    thread: t as u32,
+                    index,
+                },
+            ))
+        };
+        let candidates = || (0..self.threads.len()).filter_map(next);
+        candidates()
+            .filter(|&(_, e)| self.outside_predecessor(e).is_none_or(done))
+            .min()
+            .or_else(|| {
+                future_reads
+                    .then(|| {
+                        candidates()
+                            .filter(|&(_, e)| {
+                                matches!(self.label(e), Label::Read { .. } | Label::Update { .. })
+                            })
+                            .min()
+                    })
+                    .flatten()
+            })
+            .map(|(_, e)| e)
     }
 }
 

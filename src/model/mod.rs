@@ -58,6 +58,25 @@ pub trait Model: Sync {
     fn uses_dependencies(&self) -> bool {
         false
     }
+    /// Does the model allow cycles in program order and reads-from (load buffering: a read of
+    /// a write that depends on what comes after the read in its thread)? Then a revisit keeps
+    /// the events the write depends on as [`Model::depends_within`] says, not its whole
+    /// porf-prefix, and graphs may have holes.
+    fn porf_cycles(&self) -> bool {
+        false
+    }
+    /// For a model with porf cycles: the events of `e`'s own thread that `e` depends on
+    /// (which a revisit by a write that depends on `e` must keep), at least those its existence
+    /// and values come from; the graph engine closes the set over them and reads-from.
+    fn depends_within(&self, g: &Graph, e: EventId, out: &mut Vec<EventId>) {
+        if e.index > 0 {
+            out.push(EventId {
+                thread: e.thread,
+                index: e.index - 1,
+            });
+        }
+        let _ = g;
+    }
     /// Is the model explored over execution graphs only (no interleaving engine)?
     fn graph_only(&self) -> bool {
         false

@@ -45,6 +45,55 @@ impl Model for Power {
     fn consistent(&self, g: &Graph) -> bool {
         Relations::new(g).consistent()
     }
+
+    fn porf_cycles(&self) -> bool {
+        true
+    }
+
+    /// RSMC's commit-before order (Abdulla, Aronis, Atig, Jonsson, Leonardsson, Sagonas, CAV
+    /// 2016), `addr | data | ctrl | addr;po | po-loc | sync | lwsync` within a thread, with
+    /// thread creation and joining as `sync`: acyclic with `rf` in every consistent execution,
+    /// and holding what an event's existence and values come from (its dependencies).
+    fn depends_within(&self, g: &Graph, e: EventId, out: &mut Vec<EventId>) {
+        let evs = &g.threads[e.thread as usize];
+        let at = |index: usize| EventId {
+            thread: e.thread,
+            index: index as u32,
+        };
+        let ev = &evs[e.index as usize];
+        let deps = &ev.deps;
+        out.extend(deps.addr.iter().chain(&deps.data).chain(&deps.ctrl));
+        out.extend(&deps.ctrlisync);
+        let fence = |l: &Label| {
+            matches!(
+                l,
+                Label::Fence
+                    | Label::Lwsync
+                    | Label::Spawn { .. }
+                    | Label::Start
+                    | Label::Exit
+                    | Label::Join { .. }
+            )
+        };
+        let location = ev.label.location();
+        let before = &evs[..e.index as usize];
+        // (a hole's label is the event that was there: its kind of fence and its
+        // dependencies are what the event added there again will have; its location may not be)
+        if fence(&ev.label) {
+            // everything before a fence comes before what follows it
+            out.extend((0..before.len()).filter(|&i| !before[i].hole).map(at));
+            return;
+        }
+        if let Some(i) = before.iter().rposition(|x| fence(&x.label)) {
+            out.push(at(i));
+        }
+        for (i, x) in before.iter().enumerate() {
+            if location.is_some() && !x.hole && x.label.location() == location {
+                out.push(at(i));
+            }
+            out.extend(&x.deps.addr);
+        }
+    }
 }
 
 /// A relation over the events of one graph, as rows of bits.
@@ -279,6 +328,24 @@ impl<'g> Relations<'g> {
         d
     }
 
+    /// `addr;po` through a hole: the access that will be there again has the same address
+    /// dependencies.
+    fn addr_po_across_holes(&self) -> Rel {
+        let mut r = Rel::empty(self.n);
+        for (t, evs) in self.g.threads.iter().enumerate() {
+            for (h, ev) in evs.iter().enumerate().filter(|(_, ev)| ev.hole) {
+                for a in ev.deps.addr.iter().filter_map(|&a| self.index(a)) {
+                    for b in (0..self.n).filter(|&b| {
+                        self.ids[b].thread as usize == t && self.ids[b].index as usize > h
+                    }) {
+                        r.add(a, b);
+                    }
+                }
+            }
+        }
+        r
+    }
+
     fn consistent(&self) -> bool {
         let n = self.n;
         let po = self.po();
@@ -315,7 +382,11 @@ impl<'g> Relations<'g> {
         let detour = po_loc.filter(|a, b| coe_rfe.has(a, b));
         let ii0 = dd.union(&rfi).union(&rdw);
         let ci0 = ctrlisync.union(&detour);
-        let cc0 = dd.union(&po_loc).union(&ctrl).union(&addr.then(&po));
+        let cc0 = dd
+            .union(&po_loc)
+            .union(&ctrl)
+            .union(&addr.then(&po))
+            .union(&self.addr_po_across_holes());
         let (mut ii, mut ic, mut ci, mut cc) =
             (Rel::empty(n), Rel::empty(n), Rel::empty(n), Rel::empty(n));
         loop {

@@ -67,6 +67,8 @@ pub fn explore_shared(
         locations: Locations::default(),
         memory: Memory::default(),
         mutexes: std::collections::HashSet::new(),
+        ran: Vec::new(),
+        speculative: false,
     };
     while let Some(g) = trust.todo.pop().or_else(|| pool.take()) {
         let before = trust.outcome.stats.executions;
@@ -211,6 +213,11 @@ struct Trust<'a> {
     /// The mutexes the exploration locked or unlocked: their events are the engine's own
     /// (the runtime does not touch the mutex), never committed to memory.
     mutexes: std::collections::HashSet<u64>,
+    /// Per graph thread, how many of its places the running execution has run.
+    ran: Vec<u32>,
+    /// The running execution filled a hole, or gave a read the bytes of a write that had not
+    /// run: a kept event may now differ ([`Trust::catch_up`]).
+    speculative: bool,
 }
 
 /// What memory holds where the running execution wrote: the write that ran last at each
@@ -530,27 +537,57 @@ impl Trust<'_> {
         Ok(snap)
     }
 
-    /// Starts the program and replays `g`'s events.
-    fn replay(&mut self, g: &mut Graph) -> Result<Snapshot, ExecError> {
-        let mut snap = self.exec.begin()?;
+    /// Starts the program and replays `g`'s events (up to the holes); `None` when the graph
+    /// cannot be run (see [`Trust::catch_up`]).
+    fn replay(&mut self, g: &mut Graph) -> Result<Option<Snapshot>, ExecError> {
+        let snap = self.exec.begin()?;
         self.slots = vec![0];
         self.trace.clear();
         self.trace_events.clear();
         self.converted = None;
         self.memory = Memory::default();
+        self.ran.clear();
+        self.speculative = false;
         if g.threads.is_empty() {
             g.add_thread(None);
         }
-        let order = g
-            .replay_order()
-            .ok_or_else(|| ExecError::Fatal("internal: a graph to replay has a cycle".into()))?;
-        for e in order {
+        self.catch_up(g, snap)
+    }
+
+    /// Replays the events of `g` that threads can run next, up to the holes and the ends of
+    /// threads. Under a model with porf cycles a read may come before the write it reads from
+    /// (it gets the bytes the write wrote before); once that happened, or a hole was filled, a
+    /// kept event that the thread no longer does (or a write that writes other bytes) means
+    /// the graph cannot be: it depends on what the revisit dropped, through a dependency the
+    /// machine-code analysis missed. `None` then.
+    fn catch_up(
+        &mut self,
+        g: &mut Graph,
+        mut snap: Snapshot,
+    ) -> Result<Option<Snapshot>, ExecError> {
+        let cycles = self.model.porf_cycles();
+        loop {
+            self.ran.resize(g.threads.len(), 0);
+            let Some(e) = g.next_to_replay(&self.ran, cycles) else {
+                break;
+            };
+            if let Some(Some(w)) = g.label(e).rf() {
+                if w.index >= self.ran[w.thread as usize] {
+                    self.speculative = true;
+                }
+            }
             let slot = self.slot_of(e.thread);
             let pending = slot.and_then(|s| stopped(&snap, s));
             match (slot, pending) {
                 (Some(slot), Some(p)) if p.pc == g.event(e).pc && replays(&p.op, g.label(e)) => {
+                    let kept = g.label(e).written().filter(|b| !b.is_empty()).cloned();
                     snap = self.step(g, slot, &p, e)?;
+                    self.ran[e.thread as usize] += 1;
+                    if self.speculative && kept.is_some() && g.label(e).written() != kept.as_ref() {
+                        return Ok(None);
+                    }
                 }
+                _ if self.speculative => return Ok(None),
                 _ => {
                     return Err(ExecError::Fatal(
                         "the program behaved differently when replayed (is it deterministic?)"
@@ -559,7 +596,17 @@ impl Trust<'_> {
                 }
             }
         }
-        Ok(snap)
+        let unrun = g
+            .threads
+            .iter()
+            .zip(&self.ran)
+            .any(|(evs, &n)| evs.get(n as usize).is_some_and(|ev| !ev.hole));
+        if unrun && !cycles && !g.has_holes() && snap.ended.is_none() {
+            return Err(ExecError::Fatal(
+                "internal: a graph to replay has a cycle".into(),
+            ));
+        }
+        Ok(Some(snap))
     }
 
     /// A compare-exchange that wrote is an update: its place in coherence order (right after
@@ -582,7 +629,9 @@ impl Trust<'_> {
     /// Visits `g`: runs the program up to it, then extends it event by event to the end of
     /// the execution, leaving every other branch in `todo`.
     fn run(&mut self, mut g: Graph) -> Result<(), ExecError> {
-        let mut snap = self.replay(&mut g)?;
+        let Some(mut snap) = self.replay(&mut g)? else {
+            return self.unrealizable();
+        };
         let mut steps = g.len();
         // A thread whose step ended the process with an error while others could still run:
         // run again, with it last, so that their events are in the graph too (and revisit).
@@ -607,12 +656,14 @@ impl Trust<'_> {
                         // with it, made again then)
                         self.exec.end()?;
                         if let Some((e, branches)) = added.take() {
-                            g.unplace(e);
-                            g.threads[e.thread as usize].pop();
+                            g.remove(e);
                             self.todo.truncate(branches);
                         }
                         last = Some(slot);
-                        snap = self.replay(&mut g)?;
+                        let Some(s) = self.replay(&mut g)? else {
+                            return self.unrealizable();
+                        };
+                        snap = s;
                         steps = g.len();
                         continue;
                     }
@@ -643,7 +694,8 @@ impl Trust<'_> {
                 let waiting: Vec<EventId> = (0..snap.slots.len() as u32)
                     .filter_map(|s| {
                         let p = stopped(&snap, s)?;
-                        awaiting(&g, *self.slots.get(s as usize)?, &p)
+                        let t = *self.slots.get(s as usize)?;
+                        awaiting(&g, t, self.ran.get(t as usize).copied().unwrap_or(0), &p)
                     })
                     .collect();
                 if waiting
@@ -729,14 +781,17 @@ impl Trust<'_> {
                     bytes: StoreBytes::new(),
                 };
             }
+            let at = EventId {
+                thread,
+                index: self.ran[thread as usize],
+            };
             if let Label::Spawn { child } = &mut label {
-                let at = EventId {
-                    thread,
-                    index: g.threads[thread as usize].len() as u32,
-                };
                 *child = g.add_thread(Some(at));
             }
-            let e = g.push(thread, label, p.pc, p.hash);
+            if (at.index as usize) < g.threads[thread as usize].len() {
+                self.speculative = true; // a hole filled: the kept events after it may differ
+            }
+            let e = g.add_at(at, label, p.pc, p.hash);
             if self.model.uses_dependencies() && g.label(e).access().is_some() {
                 let deps = self.exec.dependencies(p.pc).unwrap_or_default();
                 g.threads[thread as usize][e.index as usize].deps = dependencies_of(&g, e, &deps);
@@ -777,7 +832,22 @@ impl Trust<'_> {
                 }
                 _ => snap = self.step(&mut g, slot, &p, e)?,
             }
+            self.ran.resize(g.threads.len(), 0);
+            self.ran[thread as usize] = e.index + 1;
+            if self.model.porf_cycles() {
+                match self.catch_up(&mut g, snap)? {
+                    Some(s) => snap = s,
+                    None => return self.unrealizable(),
+                }
+            }
         }
+    }
+
+    /// The running execution cannot be the graph it was to be ([`Trust::catch_up`]): it ends,
+    /// as blocked.
+    fn unrealizable(&mut self) -> Result<(), ExecError> {
+        self.outcome.stats.blocked += 1;
+        self.exec.end()
     }
 
     /// Before the process exits, memory gets what the exit handlers and the rest of the
@@ -830,7 +900,12 @@ impl Trust<'_> {
             let Some(&thread) = self.slots.get(slot as usize) else {
                 continue;
             };
-            if awaiting(g, thread, &p).is_some() {
+            let ran = self.ran.get(thread as usize).copied().unwrap_or(0);
+            let evs = &g.threads[thread as usize];
+            if evs.get(ran as usize).is_some_and(|ev| !ev.hole) {
+                continue; // its next event is in the graph: replayed once it can be
+            }
+            if awaiting(g, thread, ran, &p).is_some() {
                 continue;
             }
             let enabled = match p.op {
@@ -924,7 +999,7 @@ impl Trust<'_> {
 /// The read `thread` waits at in an await loop: its pending load repeats its last event, a
 /// read of the same location from the same instruction in the same state (so reading what it
 /// read then changes nothing; a later write revisits that read instead).
-fn awaiting(g: &Graph, thread: u32, p: &Pending) -> Option<EventId> {
+fn awaiting(g: &Graph, thread: u32, ran: u32, p: &Pending) -> Option<EventId> {
     let addr = match p.op {
         Op::Load { addr, .. } | Op::Cas { addr, .. } => addr.0,
         Op::MutexLock { obj } => obj.0,
@@ -934,7 +1009,7 @@ fn awaiting(g: &Graph, thread: u32, p: &Pending) -> Option<EventId> {
     // instruction in the same state (a yield between changes nothing; a loop of several loads
     // repeats as one)
     let evs = g.threads.get(thread as usize)?;
-    let mut index = evs.len();
+    let mut index = (ran as usize).min(evs.len());
     let oldest = index.saturating_sub(AWAIT_ITERATION);
     while index > oldest {
         index -= 1;

@@ -66,7 +66,11 @@ impl Trust<'_> {
     /// does not precede it, where what the revisit drops was added maximally.
     pub(super) fn revisits(&mut self, g: &Graph, a: EventId) {
         let addr = g.label(a).location().expect("a write has a location");
-        let prefix = g.porf_prefix(a);
+        let prefix = if self.model.porf_cycles() {
+            g.prefix(a, &|g, e, out| self.model.depends_within(g, e, out))
+        } else {
+            g.porf_prefix(a)
+        };
         let reads: Vec<EventId> = g
             .events()
             .filter(|&r| {
@@ -81,16 +85,10 @@ impl Trust<'_> {
                 continue;
             }
             let stamp = g.event(r).stamp;
-            let keep = Prefix(
-                g.threads
-                    .iter()
-                    .enumerate()
-                    .map(|(t, evs)| {
-                        let early = evs.iter().take_while(|ev| ev.stamp <= stamp).count() as u32;
-                        early.max(prefix.0[t])
-                    })
-                    .collect(),
-            );
+            let mut keep = prefix.clone();
+            for e in g.events().filter(|&e| g.event(e).stamp <= stamp) {
+                keep.insert(e);
+            }
             let mut h = g.clone();
             h.restrict(&keep);
             match h.label_mut(r) {
