@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 15
+#define SMC_CHANNEL_VERSION 16
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -165,7 +165,8 @@ struct smc_slot {
      * thread's next stop the runtime copies what it wrote into `stored` and undoes it. */
     uint64_t patch_mask;
     uint32_t stored_size;
-    uint32_t pad;
+    uint32_t skipped; /* loads of the thread so far that were no event (its own memory): a
+                       * dependency on a load does not reach past one (the POWER model) */
     uint8_t patch[SMC_MAX_ACCESS];
     uint8_t stored[SMC_MAX_ACCESS];
     /* SMC_FLAG_GRAPH: what memory held before the store in `stored` wrote over it */
@@ -239,6 +240,9 @@ struct smc_log_entry {
 /* smc_header.coroutines */
 #define SMC_COROUTINES_OFF 0    /* one process per execution, real threads */
 #define SMC_COROUTINES_ON 1     /* a worker runs executions with coroutine threads */
+#define SMC_SC_BY_VALUE 0 /* a store-conditional's reply: write if memory holds what was reserved */
+#define SMC_SC_FAIL 1     /* ... fail (the graph engine explores it) */
+#define SMC_SC_WRITE 2    /* ... write */
 #define SMC_COROUTINES_FAILED 2 /* a worker could not set them up: fork per execution from now */
 
 /* Error kinds reported by the runtime (first error wins). */

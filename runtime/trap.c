@@ -50,6 +50,7 @@ static __thread uint32_t t_prev_flags; /* SMC_PREV_* of the last executed event 
 static __thread uint64_t t_prev_addr, t_prev_size, t_prev_read;
 static __thread uint64_t t_trap_pc; /* pc of the site being handled, for crash reports */
 static __thread int t_in_trap;
+static __thread uint32_t t_skipped_loads; /* loads that were no event (the slot's `skipped`) */
 static __thread uint8_t t_rmw_buf[SMC_MAX_ACCESS];
 /* A tentative change to memory this thread made, undone at its next stop: a buffered store
  * (whose bytes are then captured) or a load's view of its store buffer. */
@@ -265,6 +266,7 @@ uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uin
     s->pc = pc;
     s->hash = 0;
     s->site = site;
+    s->skipped = t_skipped_loads;
     if (h && (!g_coroutines || !g_in_engine || ch->script_logged)) {
         s->hash = state_hash(h->regs, h->dead);
         h = NULL;
@@ -543,7 +545,9 @@ static __thread struct {
 
 /* A load-reserve or store-conditional site (SMC_SITE_RESERVE). The trap between the two loses
  * the processor's reservation (qemu's too), so the store-conditional is carried out here:
- * it writes if memory still holds what the load-reserve read (as qemu decides it: by value),
+ * as the engine's reply says (the graph engine explores failure and success as herd's POWER
+ * model does), or, by default, it writes if memory still holds what the load-reserve read
+ * (as qemu decides it: by value),
  * sets CR0 as the instruction would, and the program goes on after it. Also outside
  * executions and on the thread's own memory, where it is no event. */
 static void at_reserve_site(const struct smc_site *st, uint64_t pc, greg_t *uc, uint32_t site_no) {
@@ -556,6 +560,7 @@ static void at_reserve_site(const struct smc_site *st, uint64_t pc, greg_t *uc, 
         t_trap_pc = pc;
     }
     if (st->kind == SMC_SITE_LOAD) {
+        if (in_execution() && !event) t_skipped_loads++;
         if (event) {
             smc_stop(SMC_OP_LOAD, ea, 0, size, 0, pc, &hash, site_no);
             apply_patch(slot, ea, size);
@@ -570,12 +575,14 @@ static void at_reserve_site(const struct smc_site *st, uint64_t pc, greg_t *uc, 
         t_in_trap = 0;
         return; /* the load-reserve itself runs from its copy */
     }
+    uint64_t outcome = SMC_SC_BY_VALUE;
     if (event) {
-        smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, &hash, site_no);
+        outcome = smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, &hash, site_no);
         patch_tentative(slot, ea, size);
     }
-    int holds = ea >= 4096 && t_resv.addr == ea && t_resv.size == size &&
-                memcmp((const void *)(uintptr_t)ea, t_resv.value, size) == 0;
+    int holds = outcome == SMC_SC_WRITE ||
+                (outcome == SMC_SC_BY_VALUE && ea >= 4096 && t_resv.addr == ea && t_resv.size == size &&
+                 memcmp((const void *)(uintptr_t)ea, t_resv.value, size) == 0);
     t_resv.addr = 0;
     if (event) note_executed(ea, size, 1, holds);
     uint32_t insn;
@@ -606,7 +613,10 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
     struct smc_slot *slot = &ch->slots[t_slot];
     uint64_t ea = effective_address(st, uc);
     uint64_t size = st->size;
-    if (!needs_event(ea, size, (st->flags & SMC_SITE_PRIVATE) != 0)) return;
+    if (!needs_event(ea, size, (st->flags & SMC_SITE_PRIVATE) != 0)) {
+        if (st->kind == SMC_SITE_LOAD) t_skipped_loads++;
+        return;
+    }
     const struct hash_src hash = {uc, (uint16_t)(st->dead_regs | st->await_mask)};
     t_in_trap = 1;
     t_trap_pc = pc;

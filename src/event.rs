@@ -522,6 +522,9 @@ pub struct Pending {
     pub hash: u64,
     /// Instrumented site number + 1, or 0.
     pub site: u32,
+    /// Loads of the thread so far in the execution that were no event (they fell on its own
+    /// memory): a dependency on an earlier load event does not hold past one.
+    pub skipped: u32,
 }
 
 /// An executed event of the trace.

@@ -133,6 +133,32 @@ pub struct GraphEvent {
     /// dependencies (the instruction at this place is the same, as the kept events after it
     /// do not depend on a read the path to them branched on).
     pub hole: bool,
+    /// A store-conditional (POWER's `stwcx.`, under a model where it may fail): its outcome.
+    pub conditional: Option<Conditional>,
+    /// Loads of its thread before it that were no event (`Pending::skipped`).
+    pub skipped: u32,
+    /// A mutex's lock that took it (acquire) or unlock (release), for a model that orders
+    /// accesses by them only as the C library's barriers do.
+    pub order: Option<Order>,
+}
+
+/// How a synchronisation event orders its thread's accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// What comes after it stays after it (a lock: POWER's `isync` after the update).
+    Acquire,
+    /// What comes before it stays before it, cumulatively (an unlock: `lwsync` before).
+    Release,
+}
+
+/// What a store-conditional did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conditional {
+    /// It failed: no write (the event is [`Label::Local`]) to `size` bytes at `addr`.
+    Failed { addr: u64, size: u32 },
+    /// It wrote (a [`Label::Write`]), atomically with the load-reserve at index `reserve` of
+    /// its thread: no other thread's write comes between them in coherence order.
+    Written { reserve: u32 },
 }
 
 /// An event's dependencies on earlier reads of its thread (herd's `addr`, `data`, `ctrl`,
@@ -228,6 +254,10 @@ impl Graph {
         &mut self.threads[e.thread as usize][e.index as usize].label
     }
 
+    pub fn event_mut(&mut self, e: EventId) -> &mut GraphEvent {
+        &mut self.threads[e.thread as usize][e.index as usize]
+    }
+
     /// How many events (holes are none).
     pub fn len(&self) -> usize {
         self.threads.iter().flatten().filter(|ev| !ev.hole).count()
@@ -285,6 +315,9 @@ impl Graph {
             hash,
             deps: Dependencies::default(),
             hole: false,
+            conditional: None,
+            skipped: 0,
+            order: None,
         };
         let evs = &mut self.threads[e.thread as usize];
         match evs.get_mut(e.index as usize) {
@@ -528,5 +561,82 @@ impl Relation {
             }
         }
         seen == n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(addr: u64, rf: Option<EventId>) -> Label {
+        Label::Read { addr, size: 4, rf }
+    }
+
+    fn write(addr: u64) -> Label {
+        Label::Write {
+            addr,
+            size: 4,
+            bytes: smallvec::smallvec![1, 0, 0, 0],
+        }
+    }
+
+    fn id(thread: u32, index: u32) -> EventId {
+        EventId { thread, index }
+    }
+
+    /// Load buffering: each thread reads, then writes what the other reads.
+    fn load_buffering() -> Graph {
+        let mut g = Graph::default();
+        let (t0, t1) = (g.add_thread(None), g.add_thread(Some(id(0, 0))));
+        g.push(t0, read(0x10, Some(id(1, 1))), 0, 0);
+        g.push(t0, write(0x20), 0, 0);
+        g.push(t1, read(0x20, Some(id(0, 1))), 0, 0);
+        g.push(t1, write(0x10), 0, 0);
+        g.place(id(0, 1), 0);
+        g.place(id(1, 1), 0);
+        g
+    }
+
+    #[test]
+    fn a_kept_event_after_a_dropped_one_leaves_a_hole() {
+        let mut g = load_buffering();
+        let mut keep = Prefix::default();
+        keep.insert(id(0, 1));
+        keep.insert(id(1, 0));
+        keep.insert(id(1, 1));
+        g.restrict(&keep);
+        assert!(g.event(id(0, 0)).hole);
+        assert_eq!(
+            g.events().collect::<Vec<_>>(),
+            [id(0, 1), id(1, 0), id(1, 1)]
+        );
+        assert_eq!(g.len(), 3);
+        // the thread stops at its hole; the other thread's read of the write after the hole
+        // comes first only where reads may come before their writes
+        assert_eq!(g.next_to_replay(&[0, 0], false), None);
+        assert_eq!(g.next_to_replay(&[0, 0], true), Some(id(1, 0)));
+        // the hole filled, the kept write follows it
+        let e = g.add_at(id(0, 0), read(0x10, None), 0, 0);
+        assert!(!g.event(e).hole && g.event(e).stamp > g.event(id(0, 1)).stamp);
+        assert_eq!(g.next_to_replay(&[0, 0], false), Some(id(0, 0)));
+        // taken out again: a hole before a kept event, the end of a thread otherwise
+        g.remove(e);
+        assert!(g.event(id(0, 0)).hole);
+        g.remove(id(1, 1));
+        assert_eq!(g.threads[1].len(), 1);
+    }
+
+    #[test]
+    fn a_prefix_follows_reads_from_and_what_each_thread_says() {
+        let g = load_buffering();
+        // program order: the porf-prefix of a write holds the whole cycle
+        let porf = g.prefix(id(1, 1), &|_, e, out| {
+            out.extend((0..e.index).map(|i| id(e.thread, i)))
+        });
+        assert!(porf.contains(id(0, 0)) && porf.contains(id(0, 1)));
+        assert_eq!(porf, g.porf_prefix(id(1, 1)));
+        // no dependency within threads: only the write itself
+        let none = g.prefix(id(1, 1), &|_, _, _| {});
+        assert_eq!(g.events().filter(|&e| none.contains(e)).count(), 1);
     }
 }

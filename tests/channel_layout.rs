@@ -7,8 +7,9 @@ use std::mem::{offset_of, size_of};
 use std::process::Command;
 
 use smc_run::channel::{
-    coroutines, Block, Commit, Header, LogEntry, ScriptStep, Slot, MAGIC, MAX_ACCESS, MAX_BLOCKS,
-    MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_SCRIPT, MAX_THREADS, MSG_LEN, SCRIPT_COMMIT, VERSION,
+    coroutines, store_conditional, Block, Commit, Header, LogEntry, ScriptStep, Slot, MAGIC,
+    MAX_ACCESS, MAX_BLOCKS, MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_SCRIPT, MAX_THREADS, MSG_LEN,
+    SCRIPT_COMMIT, VERSION,
 };
 use smc_run::site::Site;
 
@@ -26,7 +27,7 @@ fn rust_mirror_matches_the_c_header() {
     let mut rust = fields!(Site, "smc_site": offset, disp, copy_off, size, kind, len, base, index, scale, addr32, orig, dead_regs, string_op, rep, spin_reg, spin_value, await_mask);
     rust.extend(
         fields!(Slot, "smc_slot": go, state, parent, op, addr, addr2, size, arg, pc, hash, reply,
-        prev_read, prev_written, prev_flags, site, patch_mask, stored_size, patch, stored, replaced),
+        prev_read, prev_written, prev_flags, site, patch_mask, stored_size, skipped, patch, stored, replaced),
     );
     rust.extend(fields!(Commit, "smc_commit": addr, size, bytes));
     rust.extend(fields!(Block, "smc_block": addr, size, pc));
@@ -50,6 +51,12 @@ fn rust_mirror_matches_the_c_header() {
     rust.push(("SMC_COROUTINES_OFF".into(), coroutines::OFF as usize));
     rust.push(("SMC_COROUTINES_ON".into(), coroutines::ON as usize));
     rust.push(("SMC_COROUTINES_FAILED".into(), coroutines::FAILED as usize));
+    rust.push((
+        "SMC_SC_BY_VALUE".into(),
+        store_conditional::BY_VALUE as usize,
+    ));
+    rust.push(("SMC_SC_FAIL".into(), store_conditional::FAIL as usize));
+    rust.push(("SMC_SC_WRITE".into(), store_conditional::WRITE as usize));
 
     let mut c = String::from(
         "#include <stdio.h>\n#include <stddef.h>\n#include \"channel.h\"\nint main(void) {\n",

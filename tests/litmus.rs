@@ -487,82 +487,35 @@ fn ppc_sample_consistent_with_herd7_power() {
     }
 }
 
-/// The POWER model (experimental: it refuses to run without SMC_EXPERIMENTAL_POWER) against
-/// herd7's `ppc.cat`, exactly: the observation and the executions (herd's Positive + Negative),
-/// on a fixed sample of the store-buffering, message-passing, IRIW, WRC, ISA2, R, S, RWC,
-/// W+RWC and 2+2W families with every kind of fence and dependency (the dependencies found in
-/// the compiled binary). Not yet right, and so not here: load buffering and what needs it
-/// (a read of a write that its thread's later events feed), lwarx/stwcx. pairs.
+/// The POWER model against herd7's `ppc.cat`, exactly: the observation and the executions
+/// (herd's Positive + Negative), and no execution that ends blocked (an optimal exploration
+/// has none). Load buffering, lwarx/stwcx. pairs that may fail, every fence and dependency
+/// (found in the compiled binaries). Every test with dependencies (220), and a fixed third of
+/// the others (every third by name: 269 of 806; README gives the command for all of them,
+/// about 2.5 minutes on two cores).
 #[test]
-fn power_model_matches_herd7_on_a_sample_of_families() {
-    const TESTS: &[&str] = &[
-        "ppc/2+2W+eieio+lwsync",
-        "ppc/IRIW+ctrl+po",
-        "ppc/IRIW+sync+ctrlisync",
-        "ppc/IRIW+syncs",
-        "ppc/ISA2+eieio+eieio+po",
-        "ppc/ISA2+eieio+sync+isync",
-        "ppc/ISA2+lwsync+isync+ctrlisync",
-        "ppc/ISA2+sync+ctrlisync+eieio",
-        "ppc/MP+PPO337",
-        "ppc/MP+PPO589",
-        "ppc/MP+sync+ctrl-data-detw",
-        "ppc/R+lwsync+sync",
-        "ppc/RWC+eieio+lwsync",
-        "ppc/S+PPO383",
-        "ppc/S+PPO688",
-        "ppc/S+lwsyncs",
-        "ppc/SB+syncs",
-        "ppc/W+RWC+po+eieio+po",
-        "ppc/W+RWC+sync+po+po",
-        "ppc/WRC+eieios",
-        "ppc/WRC+sync+ctrl",
-        "ppc-deps/2+2W+sync+po-ctrlW-po",
-        "ppc-deps/IRIW+lwsync+ctrlisync",
-        "ppc-deps/ISA2+po+ctrl+po",
-        "ppc-deps/MP+lwsync+addr",
-        "ppc-deps/MP+lwsync+ctrl",
-        "ppc-deps/MP+lwsync+ctrlisync",
-        "ppc-deps/MP+sync+addr",
-        "ppc-deps/R+lwsync+rfi-ctrlisync",
-        "ppc-deps/RWC+addrW-po+lwsync",
-        "ppc-deps/S+lwsync+ctrlW-po-ctrl",
-        "ppc-deps/S+sync+addrW-po-addr",
-        "ppc-deps/SB+lwsync+po-ctrl",
-        "ppc-deps/W+RWC+lwsync+addr+sync",
-        "ppc-deps/WRC+ctrlR-po+po",
-        "ppc-deps/WRC+lwsync+addr",
-    ];
+fn power_model_matches_herd7_on_the_ppc_tests() {
     let dir = dataset();
     let scratch = Scratch::new("litmus-power");
-    for sub in ["ppc", "ppc-deps"] {
+    for (sub, every) in [("ppc", 3), ("ppc-deps", 1)] {
         let tsv = dir.join(sub).join("expected.tsv");
-        let files: Vec<String> = TESTS
-            .iter()
-            .filter_map(|t| t.strip_prefix(sub)?.strip_prefix('/'))
-            .map(|t| dir.join(sub).join(format!("{t}.litmus")))
+        let mut files: Vec<String> = std::fs::read_dir(dir.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "litmus"))
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
+        files.sort();
+        let files: Vec<String> = files.into_iter().step_by(every).collect();
         let mut args = vec!["litmus", "--quiet", "--model", "power", "--expect"];
         args.push(tsv.to_str().unwrap());
         args.extend(files.iter().map(String::as_str));
-        let refused = common::run_in(&scratch.0, &args);
-        assert_eq!(refused.status, 2, "{}{}", refused.stdout, refused.stderr);
-        assert!(
-            refused.stderr.contains("SMC_EXPERIMENTAL_POWER"),
-            "{}",
-            refused.stderr
-        );
-        let on = std::path::Path::new("1");
-        let r = common::run_env(&scratch.0, &args, &[("SMC_EXPERIMENTAL_POWER", on)]);
+        let r = common::run_in(&scratch.0, &args);
         assert_eq!(r.status, 0, "{sub}:\n{}{}", r.stdout, r.stderr);
-        let summary = format!(
-            "{} tests x 1 models: {n} checked, 0 errors, 0 mismatches",
-            files.len(),
-            n = files.len()
-        );
+        let n = files.len();
+        let summary = format!("{n} tests x 1 models: {n} checked, 0 errors, 0 mismatches");
         assert!(
-            r.stdout.contains(&summary),
+            r.stdout.contains(&summary) && !r.stdout.contains("blocked"),
             "{sub}:\n{}{}",
             r.stdout,
             r.stderr

@@ -15,7 +15,7 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 15;
+pub const VERSION: u32 = 16;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -85,6 +85,15 @@ pub mod coroutines {
     pub const OFF: u32 = 0;
     pub const ON: u32 = 1;
     pub const FAILED: u32 = 2;
+}
+
+/// The reply to a store-conditional (POWER's `stwcx.`, a compare-exchange at a reserve site):
+/// 0 lets the runtime decide by value (memory still holds what the load-reserve read); the
+/// graph engine under a model with herd's reservations says which outcome it explores.
+pub mod store_conditional {
+    pub const BY_VALUE: u64 = 0;
+    pub const FAIL: u64 = 1;
+    pub const WRITE: u64 = 2;
 }
 
 pub const PREV_WROTE: u32 = 1;
@@ -165,7 +174,8 @@ pub struct Slot {
     pub site: u32,
     pub patch_mask: u64,
     pub stored_size: u32,
-    pub pad: u32,
+    /// Loads of the thread so far that were no event (they fell on its own memory).
+    pub skipped: u32,
     pub patch: [u8; MAX_ACCESS],
     pub stored: [u8; MAX_ACCESS],
     pub replaced: [u8; MAX_ACCESS],
@@ -808,6 +818,7 @@ impl Channel {
             pc: s.pc,
             hash: s.hash,
             site: s.site,
+            skipped: s.skipped,
         })
     }
 

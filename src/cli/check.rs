@@ -37,10 +37,10 @@ pub(crate) struct Cli {
     #[arg(last = true)]
     args: Vec<OsString>,
 
-    /// Memory model: tso (total store order, what x86-64 runs; the default), pso (partial store
-    /// order: stores to different locations may also be reordered), sc (sequential
-    /// consistency), ra (release/acquire) or power (ppc64le programs; experimental, needs
-    /// SMC_EXPERIMENTAL_POWER=1). With --replay: the schedule's model.
+    /// Memory model: tso (total store order, what x86-64 runs; the default for x86-64
+    /// programs), pso (partial store order: stores to different locations may also be
+    /// reordered), sc (sequential consistency), ra (release/acquire) or power (what POWER runs,
+    /// herd7's model; the default for ppc64le programs). With --replay: the schedule's model.
     #[arg(short, long)]
     model: Option<String>,
 
@@ -262,17 +262,6 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         return Ok(status);
     }
     let replay = cli.replay.as_deref().map(read_schedule).transpose()?;
-    let model_name = cli
-        .model
-        .clone()
-        .or_else(|| replay.as_ref().map(|r| r.model.clone()))
-        .unwrap_or_else(|| "tso".into());
-    let buffer_bound = cli
-        .bounds
-        .buffer_bound
-        .or(replay.as_ref().and_then(|r| r.buffer_bound));
-    let model = model::named(&model_name, buffer_bound)?;
-    cli.engine.graph(model.as_ref())?;
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
     let args: Vec<OsString> = match &replay {
         Some(r) if cli.args.is_empty() => r.args.iter().map(OsString::from).collect(),
@@ -287,6 +276,21 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     } else {
         given.clone()
     };
+    // (the model of the machine the program is for: POWER's for a ppc64le program)
+    let model_name = cli
+        .model
+        .clone()
+        .or_else(|| replay.as_ref().map(|r| r.model.clone()))
+        .unwrap_or_else(|| match program::arch_of(&path) {
+            Some(program::Arch::Ppc64le) => "power".into(),
+            _ => "tso".into(),
+        });
+    let buffer_bound = cli
+        .bounds
+        .buffer_bound
+        .or(replay.as_ref().and_then(|r| r.buffer_bound));
+    let model = model::named(&model_name, buffer_bound)?;
+    cli.engine.graph(model.as_ref())?;
     // Stack and TLS memory shared between threads is found by exploring: each time one
     // thread is seen touching another's that was not known to be shared, the program is
     // explored again with it shared, its owner's accesses to it visible too. A thread that

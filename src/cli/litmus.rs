@@ -103,6 +103,7 @@ pub(crate) fn run(cli: &LitmusCli) -> Result<u8, UsageError> {
     let detailed = files.len() == 1 && cli.model.len() == 1 && !cli.quiet;
     let started = Instant::now();
     let (mut checked, mut errors, mut mismatches, mut unexpected) = (0, 0, Vec::new(), 0);
+    let mut blocked = 0;
     let mut json_results = Vec::new();
     let mut each = |run: litmus::run::TestRun| {
         if supervisor::interrupted() {
@@ -131,6 +132,7 @@ pub(crate) fn run(cli: &LitmusCli) -> Result<u8, UsageError> {
                 }
             };
             checked += 1;
+            blocked += c.blocked;
             let expected = expectations.as_ref().and_then(|x| x.get(&test.name, m));
             // else a weaker model's, which bounds what this one may see
             let bound = expectations.as_ref().and_then(|x| {
@@ -198,8 +200,14 @@ pub(crate) fn run(cli: &LitmusCli) -> Result<u8, UsageError> {
             ),
             None => String::new(),
         };
+        // (executions that end blocked are wasted work: an optimal exploration has none)
+        let wasted = match blocked {
+            0 => String::new(),
+            n => format!(", {n} executions ended blocked"),
+        };
         say!(
-            "litmus: {} tests x {} models: {checked} checked, {errors} errors{vs}; {elapsed:.1}s",
+            "litmus: {} tests x {} models: {checked} checked, {errors} errors{vs}{wasted}; \
+             {elapsed:.1}s",
             files.len(),
             cli.model.len()
         );

@@ -162,6 +162,7 @@ impl Mock {
                         pc: 0x1000 + 0x100 * i as u64 + self.slots[i].1 as u64,
                         hash: 0,
                         site: 0,
+                        skipped: 0,
                     }),
                     None => SlotState::Exited,
                 },

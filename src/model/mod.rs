@@ -77,6 +77,12 @@ pub trait Model: Sync {
         }
         let _ = g;
     }
+    /// Is a store-conditional (POWER's `stwcx.`) a branch: failure (no write) or a write atomic
+    /// with its load-reserve (herd's `ppc.cat`: it may fail whatever memory holds), rather than
+    /// a compare-exchange of what the load-reserve read?
+    fn store_conditionals_branch(&self) -> bool {
+        false
+    }
     /// Is the model explored over execution graphs only (no interleaving engine)?
     fn graph_only(&self) -> bool {
         false
@@ -124,19 +130,8 @@ pub fn by_name(name: &str, bound: Option<usize>) -> Option<Box<dyn Model>> {
 
 pub const MODEL_NAMES: &[&str] = &["sc", "tso", "pso", "ra", "power"];
 
-/// Set to run the POWER model before it is complete ([`named`] refuses it otherwise).
-pub const EXPERIMENTAL_POWER: &str = "SMC_EXPERIMENTAL_POWER";
-
-/// [`by_name`], or the message for a name that is not a model (or is not ready).
+/// [`by_name`], or the message for a name that is not a model.
 pub fn named(name: &str, bound: Option<usize>) -> Result<Box<dyn Model>, String> {
-    if name == "power" && std::env::var_os(EXPERIMENTAL_POWER).is_none() {
-        return Err(format!(
-            "the POWER model is not complete yet: it does not explore load buffering (a read \
-             of a store that comes after a read in the other thread's program order) and takes \
-             lwarx/stwcx. as a compare-and-swap, so an OK could hide an error; \
-             {EXPERIMENTAL_POWER}=1 runs it anyway"
-        ));
-    }
     by_name(name, bound).ok_or_else(|| {
         format!(
             "unknown model `{name}`; available: {}",

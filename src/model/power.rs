@@ -17,7 +17,7 @@
 
 use super::Model;
 use crate::event::Event;
-use crate::graph::{EventId, Graph, Label};
+use crate::graph::{Conditional, EventId, Graph, Label, Order};
 
 pub struct Power;
 
@@ -50,6 +50,10 @@ impl Model for Power {
         true
     }
 
+    fn store_conditionals_branch(&self) -> bool {
+        true
+    }
+
     /// RSMC's commit-before order (Abdulla, Aronis, Atig, Jonsson, Leonardsson, Sagonas, CAV
     /// 2016), `addr | data | ctrl | addr;po | po-loc | sync | lwsync` within a thread, with
     /// thread creation and joining as `sync`: acyclic with `rf` in every consistent execution,
@@ -79,12 +83,15 @@ impl Model for Power {
         let before = &evs[..e.index as usize];
         // (a hole's label is the event that was there: its kind of fence and its
         // dependencies are what the event added there again will have; its location may not be)
-        if fence(&ev.label) {
+        if fence(&ev.label) || ev.order == Some(Order::Release) {
             // everything before a fence comes before what follows it
             out.extend((0..before.len()).filter(|&i| !before[i].hole).map(at));
             return;
         }
-        if let Some(i) = before.iter().rposition(|x| fence(&x.label)) {
+        if let Some(i) = before
+            .iter()
+            .rposition(|x| fence(&x.label) || x.order.is_some())
+        {
             out.push(at(i));
         }
         for (i, x) in before.iter().enumerate() {
@@ -346,6 +353,57 @@ impl<'g> Relations<'g> {
         r
     }
 
+    /// Atomicity of load-reserve/store-conditional pairs (`empty rmw & (fre; coe)`): no other
+    /// thread's write comes after the load-reserve's source and before the store-conditional's
+    /// write in coherence order.
+    fn reservations_held(&self) -> bool {
+        let g = self.g;
+        g.events().all(|w| {
+            let Some(Conditional::Written { reserve }) = g.event(w).conditional else {
+                return true;
+            };
+            let (Some(addr), Some(to)) = (g.label(w).location(), g.co_position(w)) else {
+                return true; // not placed yet
+            };
+            let r = EventId {
+                thread: w.thread,
+                index: reserve,
+            };
+            let from = match g.label(r).rf().flatten() {
+                None => 0,
+                Some(src) => match g.co_position(src) {
+                    Some(p) => p + 1,
+                    None => return true,
+                },
+            };
+            let list = g.co_of(addr);
+            list[from.min(to)..to].iter().all(|x| x.thread == w.thread)
+        })
+    }
+
+    /// A lock that took its mutex before what follows it in its thread (glibc's `isync` after
+    /// the update: as `ctrlisync`).
+    fn acquired(&self) -> Rel {
+        let mut r = Rel::empty(self.n);
+        for a in (0..self.n).filter(|&a| self.g.event(self.ids[a]).order == Some(Order::Acquire)) {
+            for b in (0..self.n).filter(|&b| self.same_thread(a, b) && self.ids[a] < self.ids[b]) {
+                r.add(a, b);
+            }
+        }
+        r
+    }
+
+    /// An unlock after what precedes it in its thread (glibc's `lwsync` before the store).
+    fn released(&self) -> Rel {
+        let mut r = Rel::empty(self.n);
+        for b in (0..self.n).filter(|&b| self.g.event(self.ids[b]).order == Some(Order::Release)) {
+            for a in (0..self.n).filter(|&a| self.same_thread(a, b) && self.ids[a] < self.ids[b]) {
+                r.add(a, b);
+            }
+        }
+        r
+    }
+
     fn consistent(&self) -> bool {
         let n = self.n;
         let po = self.po();
@@ -357,6 +415,9 @@ impl<'g> Relations<'g> {
         let po_loc = po.filter(same_loc);
         // uniproc
         if !po_loc.union(&rf).union(&fr).union(&co).acyclic() {
+            return false;
+        }
+        if !self.reservations_held() {
             return false;
         }
         // atomicity: an update right after its source in coherence order
@@ -381,7 +442,7 @@ impl<'g> Relations<'g> {
         let rdw = po_loc.filter(|a, b| fre_rfe.has(a, b));
         let detour = po_loc.filter(|a, b| coe_rfe.has(a, b));
         let ii0 = dd.union(&rfi).union(&rdw);
-        let ci0 = ctrlisync.union(&detour);
+        let ci0 = ctrlisync.union(&detour).union(&self.acquired());
         let cc0 = dd
             .union(&po_loc)
             .union(&ctrl)
@@ -411,7 +472,8 @@ impl<'g> Relations<'g> {
         let strong = self.fenced(|l| *l == Label::Fence || thread_edge(l), true);
         let lwsync = self
             .fenced(|l| *l == Label::Lwsync, false)
-            .filter(|a, b| !(self.is_write(a) && self.is_read(b)));
+            .filter(|a, b| !(self.is_write(a) && self.is_read(b)))
+            .union(&self.released());
         let eieio = self
             .fenced(|l| *l == Label::Eieio, false)
             .filter(|a, b| self.is_write(a) && self.is_write(b));

@@ -42,6 +42,7 @@ mod tests {
                 pc: 0,
                 hash: 0,
                 site: 0,
+                skipped: 0,
             },
         )
     }

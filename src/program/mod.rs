@@ -82,6 +82,20 @@ fn bad(path: &Path, why: &str) -> InputError {
     InputError(format!("{}: {}", path.display(), why))
 }
 
+/// The instruction set of the executable at `path`, if it is a 64-bit little-endian ELF file of
+/// one this build supports (a glance at its header; [`Program::load`] says what is wrong).
+pub fn arch_of(path: &Path) -> Option<Arch> {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
+    let machine = u16::from_le_bytes([head[18], head[19]]);
+    match (&head[..4], head[4], head[5], machine) {
+        (b"\x7fELF", 2, 1, header::EM_X86_64) => Some(Arch::X86_64),
+        (b"\x7fELF", 2, 1, header::EM_PPC64) => Some(Arch::Ppc64le),
+        _ => None,
+    }
+}
+
 impl Program {
     pub fn load(path: &Path) -> Result<Program, InputError> {
         let meta = std::fs::metadata(path)

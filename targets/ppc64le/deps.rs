@@ -504,9 +504,12 @@ fn access(
         ctrlisync: names(&state.ctrlisync),
     };
     out.insert(addr, deps);
-    // what it writes: a store-conditional CR0, an update form its base, a load its target
+    // what it writes: a store-conditional CR0 (from the registers it reads, its address's and
+    // the value's, as herd has it), an update form its base, a load its target
     if site.kind == site_kind::CAS {
-        next.cr[0].clear();
+        let mut read = address.clone();
+        read.push(rt);
+        next.cr[0] = state.of(&read);
     }
     // (an update form's base becomes the address: its dependencies stay, a subset of the
     // address's)
@@ -588,6 +591,33 @@ mod tests {
             one_word_returns: Vec::new(),
         };
         dependencies(&section)
+    }
+
+    /// A store-conditional's CR0 comes from the registers it reads (herd's dataflow): a branch
+    /// on it depends on the load-reserve when the value stored came from it, not otherwise.
+    #[test]
+    fn a_store_conditional_passes_on_what_it_stores() {
+        let stores_loaded = [
+            0x7ca0_2028, // 1000 lwarx r5,0,r4
+            0x7ca0_212d, // 1004 stwcx. r5,0,r4
+            0x4082_0008, // 1008 bne 1010
+            0x90c7_0000, // 100c stw r6,0(r7)
+            0x4e80_0020, // 1010 blr
+        ];
+        let d = analyse(&stores_loaded, stores_loaded.len());
+        assert_eq!(d[&0x1004].data, vec![0x1000]);
+        assert_eq!(d[&0x100c].ctrl, vec![0x1000]);
+        let stores_constant = [
+            0x3860_0001, // 1000 li r3,1
+            0x7ca0_2028, // 1004 lwarx r5,0,r4
+            0x7c60_212d, // 1008 stwcx. r3,0,r4
+            0x4082_0008, // 100c bne 1014
+            0x90c7_0000, // 1010 stw r6,0(r7)
+            0x4e80_0020, // 1014 blr
+        ];
+        let d = analyse(&stores_constant, stores_constant.len());
+        assert!(d[&0x1008].data.is_empty());
+        assert!(d[&0x1010].ctrl.is_empty());
     }
 
     /// What the analysis cannot see makes it forget, never guess: `addic` leaves CR0 as the

@@ -394,6 +394,7 @@ impl<'a> Explorer<'a> {
                 pc,
                 hash: 0,
                 site: 0,
+                skipped: 0,
             });
         }
     }

@@ -19,8 +19,9 @@
 //! code wrote over it since), any other is given its write's bytes (the runtime reports what
 //! each store wrote over, so a read of the initial value gets those).
 
+use crate::channel::store_conditional;
 use crate::event::{Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
-use crate::graph::{Dependencies, EventId, Graph, Label};
+use crate::graph::{Conditional, Dependencies, EventId, Graph, Label, Order};
 use crate::model::Model;
 use crate::results::{Counterexample, ErrorKind, Outcome, ThreadInfo};
 
@@ -321,14 +322,18 @@ fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
 }
 
 /// The events a new event `e` depends on: for each load address, its thread's latest read
-/// there (the execution the value flows from).
+/// there (the execution the value flows from), unless a load of the thread since was no event
+/// (it fell on the thread's own memory: that execution of the load may be the one the value
+/// came from, and a dependency that is not there would hide behaviours).
 fn dependencies_of(g: &Graph, e: EventId, d: &crate::decode::SiteDependencies) -> Dependencies {
     let evs = &g.threads[e.thread as usize][..e.index as usize];
+    let skipped = g.event(e).skipped;
     let latest = |pcs: &[u64]| -> Vec<EventId> {
         pcs.iter()
             .filter_map(|&pc| {
                 evs.iter()
                     .rposition(|x| x.pc == pc && x.label.reads())
+                    .filter(|&i| evs[i].skipped == skipped)
                     .map(|i| EventId {
                         thread: e.thread,
                         index: i as u32,
@@ -341,6 +346,33 @@ fn dependencies_of(g: &Graph, e: EventId, d: &crate::decode::SiteDependencies) -
         data: latest(&d.data),
         ctrl: latest(&d.ctrl),
         ctrlisync: latest(&d.ctrlisync),
+    }
+}
+
+/// The load-reserve a store-conditional at place `at` (its label as a read, or as a write)
+/// would complete: the latest access of its thread to its location, if a read of the same
+/// size (a write, or a store-conditional since, has taken the reservation).
+pub(super) fn reservation(g: &Graph, at: EventId, label: &Label) -> Option<u32> {
+    let (addr, size) = label.access()?;
+    let evs = &g.threads[at.thread as usize][..at.index as usize];
+    let i = evs.iter().rposition(|ev| {
+        !ev.hole && (ev.label.location() == Some(addr) || ev.conditional.is_some())
+    })?;
+    match evs[i].label {
+        Label::Read {
+            addr: a, size: s, ..
+        } if (a, s) == (addr, size) => Some(i as u32),
+        _ => None,
+    }
+}
+
+/// A store-conditional's label when it writes (its bytes known once it ran).
+fn store_conditional_write(read: &Label) -> Label {
+    let (addr, size) = read.access().expect("a store-conditional has a location");
+    Label::Write {
+        addr,
+        size,
+        bytes: StoreBytes::new(),
     }
 }
 
@@ -382,6 +414,9 @@ fn replays(op: &Op, label: &Label) -> bool {
             obj.0 == *a
         }
         (Op::Join { .. }, Label::Join { .. }) => true,
+        // a store-conditional that wrote or failed
+        (Op::Cas { addr, .. }, Label::Write { addr: a, .. }) => addr.0 == *a,
+        (Op::Cas { .. }, Label::Local) => true,
         _ => match label_of(op, &[]) {
             Ok(Some(l)) => {
                 std::mem::discriminant(&l) == std::mem::discriminant(label)
@@ -452,7 +487,11 @@ impl Trust<'_> {
                 rf: *rf,
                 bytes: smallvec::smallvec![MUTEX_TAKEN],
             };
+            g.event_mut(e).order = Some(Order::Acquire);
             self.converted = Some(e);
+        }
+        if !lock {
+            g.event_mut(e).order = Some(Order::Release);
         }
         ev.wrote = reply.value == 0;
         self.trace.push(ev);
@@ -477,9 +516,16 @@ impl Trust<'_> {
         e: EventId,
     ) -> Result<Snapshot, ExecError> {
         let mutex = mutex_of(&p.op);
-        let reply = match mutex {
-            Some(_) => self.mutex_reply(g, e, &p.op),
-            None => self.reply(g, e)?,
+        let reply = match (mutex, g.event(e).conditional) {
+            (Some(_), _) => self.mutex_reply(g, e, &p.op),
+            (None, Some(c)) => Reply {
+                value: match c {
+                    Conditional::Failed { .. } => store_conditional::FAIL,
+                    Conditional::Written { .. } => store_conditional::WRITE,
+                },
+                patch: None,
+            },
+            (None, None) => self.reply(g, e)?,
         };
         let snap = self.exec.step(slot, &reply)?;
         if let Some(m) = mutex {
@@ -547,7 +593,12 @@ impl Trust<'_> {
         self.converted = None;
         self.memory = Memory::default();
         self.ran.clear();
-        self.speculative = false;
+        // a graph with an event added before a kept one of its thread (a hole filled) or
+        // with a hole: its kept events may not be what the thread does now
+        self.speculative = g
+            .threads
+            .iter()
+            .any(|evs| evs.windows(2).any(|w| w[0].hole || w[0].stamp > w[1].stamp));
         if g.threads.is_empty() {
             g.add_thread(None);
         }
@@ -698,10 +749,18 @@ impl Trust<'_> {
                         awaiting(&g, t, self.ran.get(t as usize).copied().unwrap_or(0), &p)
                     })
                     .collect();
-                if waiting
-                    .iter()
-                    .flat_map(|&first| iteration(&g, first))
-                    .any(|r| self.could_read_another(&g, r))
+                // (an iteration with a store-conditional that failed though it could have
+                // written repeats itself: the graph where it wrote is visited too)
+                let spurious = waiting.iter().any(|&first| {
+                    g.threads[first.thread as usize][first.index as usize..]
+                        .iter()
+                        .any(|ev| matches!(ev.conditional, Some(Conditional::Failed { .. })))
+                });
+                if spurious
+                    || waiting
+                        .iter()
+                        .flat_map(|&first| iteration(&g, first))
+                        .any(|r| self.could_read_another(&g, r))
                 {
                     self.outcome.stats.blocked += 1;
                     return self.exec.end();
@@ -791,12 +850,57 @@ impl Trust<'_> {
             if (at.index as usize) < g.threads[thread as usize].len() {
                 self.speculative = true; // a hole filled: the kept events after it may differ
             }
+            let conditional =
+                matches!(p.op, Op::Cas { .. }) && self.model.store_conditionals_branch();
+            // a store-conditional refilling a hole does what it did: the kept events after it
+            // come from that outcome
+            let did = g.threads[thread as usize]
+                .get(at.index as usize)
+                .and_then(|ev| ev.conditional);
+            if conditional {
+                label = match reservation(&g, at, &label) {
+                    Some(_) if !matches!(did, Some(Conditional::Failed { .. })) => {
+                        store_conditional_write(&label)
+                    }
+                    None if matches!(did, Some(Conditional::Written { .. })) => {
+                        return self.unrealizable();
+                    }
+                    _ => Label::Local,
+                };
+            }
             let e = g.add_at(at, label, p.pc, p.hash);
+            g.event_mut(e).skipped = p.skipped;
             if self.model.uses_dependencies() && g.label(e).access().is_some() {
                 let deps = self.exec.dependencies(p.pc).unwrap_or_default();
                 g.threads[thread as usize][e.index as usize].deps = dependencies_of(&g, e, &deps);
             }
             added = Some((e, self.todo.len()));
+            if conditional {
+                // it may fail whatever memory holds; it may write if its thread holds a
+                // reservation (the write explored now, the failure later)
+                let Op::Cas { addr, size } = p.op else {
+                    unreachable!("a store-conditional is a compare-exchange")
+                };
+                let addr = addr.0;
+                let mut failed = g.clone();
+                *failed.label_mut(e) = Label::Local;
+                failed.event_mut(e).conditional = Some(Conditional::Failed { addr, size });
+                failed.event_mut(e).deps = Dependencies::default();
+                match reservation(&g, e, g.label(e)) {
+                    Some(reserve) if g.label(e).writes() => {
+                        g.event_mut(e).conditional = Some(Conditional::Written { reserve });
+                        // (no consistent place in coherence order: it can only fail)
+                        let can_write = !self.placements(&g, e, addr).is_empty();
+                        match (can_write, did) {
+                            (true, None) => self.todo.push(failed),
+                            (true, Some(_)) => {}
+                            (false, None) => g = failed,
+                            (false, Some(_)) => return self.unrealizable(),
+                        }
+                    }
+                    _ => g = failed,
+                }
+            }
             steps += 1;
             match g.label(e).clone() {
                 Label::Read { addr, .. } | Label::Update { addr, .. } => {

@@ -2,7 +2,7 @@
 //! take in coherence order, and the reads a new write revisits, where the revisit is the one
 //! way to reach its graph (what it drops was added maximally).
 
-use crate::graph::{EventId, Graph, Label, Prefix};
+use crate::graph::{Conditional, EventId, Graph, Label, Prefix};
 use crate::model::Model;
 
 use super::Trust;
@@ -159,6 +159,35 @@ fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix:
     let stamp = g.event(e).stamp;
     let previous = |x: EventId| g.event(x).stamp <= stamp || prefix.contains(x);
     let label = g.label(e);
+    // a store-conditional is added maximally where it writes as late in coherence order as
+    // its reservation lets it (before the first write of another thread after the one the
+    // load-reserve read), or fails where it holds none
+    match g.event(e).conditional {
+        Some(Conditional::Failed { addr, size }) => {
+            let write = Label::Write {
+                addr,
+                size,
+                bytes: crate::event::StoreBytes::new(),
+            };
+            return super::reservation(g, e, &write).is_none();
+        }
+        Some(Conditional::Written { .. }) => {
+            let addr = label
+                .location()
+                .expect("a store-conditional that wrote has a location");
+            let read_before = g
+                .events()
+                .any(|x| x != a && g.label(x).rf() == Some(Some(e)) && previous(x));
+            let next = g.co_position(e).and_then(|p| {
+                g.co_of(addr)[p + 1..]
+                    .iter()
+                    .copied()
+                    .find(|&w| w != a && previous(w))
+            });
+            return !read_before && next.is_none_or(|w| w.thread != e.thread);
+        }
+        None => {}
+    }
     let Some(addr) = label.location() else {
         return true;
     };
