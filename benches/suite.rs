@@ -229,6 +229,35 @@ fn suite() -> Vec<Program> {
             .expect([OK])
             .full_only(true),
     );
+    // the POWER model (the graph engine, the binary's dependencies); RSMC's SB+10W
+    v.push(
+        program("power", "tests/programs/sb.c", &[])
+            .ppc64le()
+            .models(&["power"])
+            .expect([ERR]),
+    );
+    v.push(
+        program("power", "benches/programs/sb10w.c", &["-DSYNCS"])
+            .ppc64le()
+            .models(&["power"])
+            .expect([OK]),
+    );
+    for stores in [2, 4] {
+        let d = format!("-DSTORES={stores}");
+        v.push(
+            program("power", "benches/programs/sb10w.c", &[&d])
+                .ppc64le()
+                .models(&["power"])
+                .expect([OK]),
+        );
+    }
+    v.push(
+        program("power", "benches/programs/sb10w.c", &[])
+            .ppc64le()
+            .models(&["power"])
+            .expect([OK])
+            .full_only(true),
+    );
     for t in 10..=16 {
         let d = format!("-DTHREADS={t}");
         v.push(

@@ -40,7 +40,11 @@ static int created; /* objects created; written only under create_lock */
 
 static void store_store_fence(void) {
 #ifdef FENCES
+#if defined(__x86_64__)
     __asm__ volatile("sfence" ::: "memory");
+#else
+    __asm__ volatile("lwsync" ::: "memory"); /* POWER's store-store order */
+#endif
 #endif
 }
 

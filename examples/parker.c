@@ -47,13 +47,17 @@ static volatile int message; /* handed from the unparker to the parker */
 
 static void full_fence(void) {
 #ifdef FENCES
-    __asm__ volatile("mfence" ::: "memory");
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* mfence on x86-64, sync on POWER */
 #endif
 }
 
 static void store_store_fence(void) {
 #ifdef FENCES
+#if defined(__x86_64__)
     __asm__ volatile("sfence" ::: "memory");
+#else
+    __asm__ volatile("lwsync" ::: "memory"); /* POWER's store-store order */
+#endif
 #endif
 }
 

@@ -36,7 +36,11 @@ static int done[2];           /* rounds completed by each side (private to it) *
 
 static void store_store_fence(void) {
 #ifdef FENCES
+#if defined(__x86_64__)
     __asm__ volatile("sfence" ::: "memory");
+#else
+    __asm__ volatile("lwsync" ::: "memory"); /* POWER's store-store order */
+#endif
 #endif
 }
 

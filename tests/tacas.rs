@@ -80,3 +80,33 @@ rows! {
     stack_unsafe => 16;
     indexer => 17;
 }
+
+/// The mutual exclusion algorithms cross-compiled for ppc64le and checked under POWER's model
+/// (RSMC, CAV 2016, Table 1): an error without fences; none with the fences POWER needs (the
+/// examples' -DFENCES there: `sync` where x86-64 has `mfence`, Peterson's between its two entry
+/// stores too, and an `lwsync` before the exit's stores, which x86-64 keeps in order).
+#[test]
+fn mutual_exclusion_on_power() {
+    let scratch = Scratch::new("tacas-power");
+    for name in ["dekker.c", "peterson.c", "lamport.c", "szymanski.c"] {
+        for (defines, verdict) in [(&[][..], ERR), (&["-DFENCES"][..], OK)] {
+            let mut flags = vec!["-O2"];
+            flags.extend_from_slice(defines);
+            let bin = compile(
+                &scratch,
+                &example(name),
+                "powerpc64le-linux-gnu-gcc",
+                &flags,
+            );
+            let r = check(&bin, "power", &[]);
+            assert_eq!(
+                r.verdict(),
+                verdict,
+                "{name} {defines:?} under power; reproduce: {}\n{}{}",
+                r.command,
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}
