@@ -81,6 +81,25 @@ fn thread_label(sym: &Symbolizer, threads: &[ThreadInfo], t: ThreadId) -> String
 /// For an event that reads memory: the index of the event whose write it read (None: the
 /// initial value). Under TSO/PSO memory changes at updates, except that a load served from its
 /// own thread's buffer reads that thread's latest store.
+/// Under a model of execution graphs (where `sources` says what each load read): the latest
+/// store to the location of load `i` that ran before it, when the load read an older one (or
+/// the initial value) — what the model let stay invisible to that thread.
+fn unseen(cx: &Counterexample, i: usize) -> Option<usize> {
+    if cx.sources.is_empty() {
+        return None;
+    }
+    let (addr, _) = cx.trace[i].op.data()?;
+    let writes_here = |w: &Event| {
+        let store = !w.op.is_load() || matches!(w.op, Op::Cas { .. });
+        store && w.wrote && w.op.data().is_some_and(|(a, _)| a == addr)
+    };
+    let k = cx.trace[..i].iter().rposition(writes_here)?;
+    match reads_from(cx, i)? {
+        Some(j) if j >= k => None,
+        _ => Some(k),
+    }
+}
+
 pub fn reads_from(cx: &Counterexample, i: usize) -> Option<Option<usize>> {
     if !cx.sources.is_empty() {
         return cx.sources.iter().find(|s| s.0 == i).map(|s| s.1);
@@ -318,10 +337,15 @@ pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let from = match reads_from(cx, i) {
-                None => String::new(),
-                Some(None) => " (initial)".to_string(),
-                Some(Some(j)) => format!(" (from #{})", j + 1),
+            let from = match (reads_from(cx, i), unseen(cx, i)) {
+                (None, _) => String::new(),
+                (Some(None), None) => " (initial)".to_string(),
+                (Some(None), Some(k)) => format!(" (initial; #{} not seen yet)", k + 1),
+                (Some(Some(j)), _) if j > i => format!(" (from #{}, a later store)", j + 1),
+                (Some(Some(j)), Some(k)) if k > j => {
+                    format!(" (from #{}; #{} not seen yet)", j + 1, k + 1)
+                }
+                (Some(Some(j)), _) => format!(" (from #{})", j + 1),
             };
             (
                 thread_label(sym, &cx.threads, e.thread),
