@@ -159,34 +159,15 @@ fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix:
     let stamp = g.event(e).stamp;
     let previous = |x: EventId| g.event(x).stamp <= stamp || prefix.contains(x);
     let label = g.label(e);
-    // a store-conditional is added maximally where it writes as late in coherence order as
-    // its reservation lets it (before the first write of another thread after the one the
-    // load-reserve read), or fails where it holds none
-    match g.event(e).conditional {
-        Some(Conditional::Failed { addr, size }) => {
-            let write = Label::Write {
-                addr,
-                size,
-                bytes: crate::event::StoreBytes::new(),
-            };
-            return super::reservation(g, e, &write).is_none();
-        }
-        Some(Conditional::Written { .. }) => {
-            let addr = label
-                .location()
-                .expect("a store-conditional that wrote has a location");
-            let read_before = g
-                .events()
-                .any(|x| x != a && g.label(x).rf() == Some(Some(e)) && previous(x));
-            let next = g.co_position(e).and_then(|p| {
-                g.co_of(addr)[p + 1..]
-                    .iter()
-                    .copied()
-                    .find(|&w| w != a && previous(w))
-            });
-            return !read_before && next.is_none_or(|w| w.thread != e.thread);
-        }
-        None => {}
+    // a store-conditional that failed was added maximally where it holds no reservation (else
+    // the graph where it wrote is the one)
+    if let Some(Conditional::Failed { addr, size }) = g.event(e).conditional {
+        let write = Label::Write {
+            addr,
+            size,
+            bytes: crate::event::StoreBytes::new(),
+        };
+        return super::reservation(g, e, &write).is_none();
     }
     let Some(addr) = label.location() else {
         return true;
@@ -204,12 +185,20 @@ fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix:
         let read_before = g
             .events()
             .any(|x| x != a && g.label(x).rf() == Some(Some(e)) && previous(x));
-        let co_later = g.co_position(e).is_some_and(|p| {
+        let next = g.co_position(e).and_then(|p| {
             g.co_of(addr)[p + 1..]
                 .iter()
-                .any(|&w| w != a && previous(w))
+                .copied()
+                .find(|&w| w != a && previous(w))
         });
-        if read_before || co_later {
+        // the last in coherence order; a store-conditional that wrote, as late as its
+        // reservation lets it (before the first other thread's write after the one its
+        // load-reserve read)
+        let latest = match g.event(e).conditional {
+            Some(Conditional::Written { .. }) => next.is_none_or(|w| w.thread != e.thread),
+            _ => next.is_none(),
+        };
+        if read_before || !latest {
             return false;
         }
     }
