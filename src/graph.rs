@@ -201,7 +201,7 @@ impl Prefix {
     }
 
     /// Adds the first `n` places of `thread`.
-    fn insert_first(&mut self, thread: u32, n: u32) {
+    pub fn insert_first(&mut self, thread: u32, n: u32) {
         let (t, n) = (thread as usize, n as usize);
         if self.0.len() <= t {
             self.0.resize(t + 1, Vec::new());

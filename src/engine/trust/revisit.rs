@@ -86,8 +86,16 @@ impl Trust<'_> {
             }
             let stamp = g.event(r).stamp;
             let mut keep = prefix.clone();
-            for e in g.events().filter(|&e| g.event(e).stamp <= stamp) {
-                keep.insert(e);
+            if self.model.porf_cycles() {
+                for e in g.events().filter(|&e| g.event(e).stamp <= stamp) {
+                    keep.insert(e);
+                }
+            } else {
+                // (each thread's events added in program order: a prefix of each)
+                for (t, evs) in g.threads.iter().enumerate() {
+                    let early = evs.iter().take_while(|ev| ev.stamp <= stamp).count();
+                    keep.insert_first(t as u32, early as u32);
+                }
             }
             let mut h = g.clone();
             h.restrict(&keep);
