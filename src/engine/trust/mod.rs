@@ -19,16 +19,22 @@
 //! code wrote over it since), any other is given its write's bytes (the runtime reports what
 //! each store wrote over, so a read of the initial value gets those).
 
-use crate::channel::store_conditional;
 use crate::event::{Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
-use crate::graph::{Conditional, Dependencies, EventId, Graph, Label, Order};
+use crate::graph::{Conditional, Dependencies, EventId, Graph, Label};
 use crate::model::Model;
 use crate::results::{Counterexample, ErrorKind, Outcome, ThreadInfo};
 
 use super::{Config, EndVerdict, ExecError, Executor, Progress, SlotState, Snapshot};
 
+use conditional::StoreConditional;
+use mutex::{mutex_free, mutex_of, MUTEX_FREE};
+pub use pool::Pool;
+
 #[cfg(test)]
 mod brute_force;
+mod conditional;
+mod mutex;
+mod pool;
 mod revisit;
 #[cfg(test)]
 mod tests;
@@ -100,97 +106,6 @@ pub fn explore_shared(
         pool.share(&mut trust.todo, executions);
     }
     Ok(trust.outcome)
-}
-
-/// Graphs the workers of one exploration share (see [`explore_shared`]).
-pub struct Pool {
-    state: std::sync::Mutex<PoolState>,
-    wake: std::sync::Condvar,
-    /// Executions by all the workers so far.
-    executions: std::sync::atomic::AtomicU64,
-}
-
-struct PoolState {
-    graphs: Vec<Graph>,
-    workers: usize,
-    /// Workers with nothing to visit, waiting for a graph.
-    idle: usize,
-    /// The exploration is over (explored, or stopped).
-    done: bool,
-}
-
-/// Executions worker 0 explores alone before it shares: a small exploration is not worth
-/// starting another worker's process.
-const SHARE_AFTER: u64 = 64;
-
-impl Pool {
-    pub fn new(workers: usize) -> Pool {
-        Pool {
-            state: std::sync::Mutex::new(PoolState {
-                graphs: Vec::new(),
-                workers,
-                idle: 0,
-                done: false,
-            }),
-            wake: std::sync::Condvar::new(),
-            executions: std::sync::atomic::AtomicU64::new(0),
-        }
-    }
-
-    /// A graph to visit, waiting for one while any worker is still visiting; None when the
-    /// exploration is over.
-    pub fn take(&self) -> Option<Graph> {
-        let mut s = self.state.lock().unwrap();
-        s.idle += 1;
-        loop {
-            if s.done {
-                return None;
-            }
-            if let Some(g) = s.graphs.pop() {
-                s.idle -= 1;
-                return Some(g);
-            }
-            if s.idle == s.workers {
-                s.done = true;
-                self.wake.notify_all();
-                return None;
-            }
-            s = self.wake.wait(s).unwrap();
-        }
-    }
-
-    /// `n` more executions (a visit may end blocked, with none); all workers' total so far.
-    fn executed(&self, n: u64) -> u64 {
-        self.executions
-            .fetch_add(n, std::sync::atomic::Ordering::SeqCst)
-            + n
-    }
-
-    /// Hands the older half of `todo` (the larger subtrees, at its bottom) to the workers
-    /// waiting for work, if any (and once the exploration is large enough).
-    fn share(&self, todo: &mut Vec<Graph>, executions: u64) {
-        if todo.len() < 2 || executions < SHARE_AFTER {
-            return;
-        }
-        let mut s = self.state.lock().unwrap();
-        if s.idle == 0 || !s.graphs.is_empty() {
-            return;
-        }
-        let n = todo.len() / 2;
-        s.graphs.extend(todo.drain(..n));
-        self.wake.notify_all();
-    }
-
-    /// Ends the exploration for every worker.
-    pub fn stop(&self) {
-        self.state.lock().unwrap().done = true;
-        self.wake.notify_all();
-    }
-
-    /// Whether the exploration is over.
-    pub fn done(&self) -> bool {
-        self.state.lock().unwrap().done
-    }
 }
 
 struct Trust<'a> {
@@ -349,58 +264,6 @@ fn dependencies_of(g: &Graph, e: EventId, d: &crate::decode::SiteDependencies) -
     }
 }
 
-/// The load-reserve a store-conditional at place `at` (its label as a read, or as a write)
-/// would complete: the latest access of its thread to its location, if a read of the same
-/// size (a write, or a store-conditional since, has taken the reservation).
-pub(super) fn reservation(g: &Graph, at: EventId, label: &Label) -> Option<u32> {
-    let (addr, size) = label.access()?;
-    let evs = &g.threads[at.thread as usize][..at.index as usize];
-    let i = evs.iter().rposition(|ev| {
-        !ev.hole && (ev.label.location() == Some(addr) || ev.conditional.is_some())
-    })?;
-    match evs[i].label {
-        Label::Read {
-            addr: a, size: s, ..
-        } if (a, s) == (addr, size) => Some(i as u32),
-        _ => None,
-    }
-}
-
-/// A store-conditional's label when it writes (its bytes known once it ran).
-fn store_conditional_write(read: &Label) -> Label {
-    let (addr, size) = read.access().expect("a store-conditional has a location");
-    Label::Write {
-        addr,
-        size,
-        bytes: StoreBytes::new(),
-    }
-}
-
-/// A mutex's lock word: free, or taken.
-const MUTEX_FREE: u8 = 0;
-const MUTEX_TAKEN: u8 = 1;
-/// The reply to a lock that found its mutex taken: it asks again (an await loop until an
-/// unlock comes; runtime/sync.c); a try-lock returns EBUSY.
-const MUTEX_BUSY: u64 = 1;
-const EBUSY: u64 = 16;
-
-/// The mutex a lock, try-lock or unlock operates on.
-fn mutex_of(op: &Op) -> Option<u64> {
-    match op {
-        Op::MutexLock { obj } | Op::MutexTryLock { obj } | Op::MutexUnlock { obj } => Some(obj.0),
-        _ => None,
-    }
-}
-
-/// Does a lock that reads from `w` (`None`: the initial state) find its mutex free?
-fn mutex_free(g: &Graph, w: Option<EventId>) -> bool {
-    w.is_none_or(|w| {
-        g.label(w)
-            .written()
-            .is_some_and(|b| b.first() == Some(&MUTEX_FREE))
-    })
-}
-
 /// The location of the update a full fence is where the model wants one
 /// ([`Model::fences_are_updates`]); no access of a program is that low.
 const FENCE_LOCATION: u64 = 8;
@@ -456,49 +319,6 @@ impl Trust<'_> {
         Ok(reply)
     }
 
-    /// A lock gets its mutex when it reads it free, else it is told to ask again (a try-lock:
-    /// EBUSY); an unlock just runs.
-    fn mutex_reply(&self, g: &Graph, e: EventId, op: &Op) -> Reply {
-        let free = g.label(e).rf().is_some_and(|rf| mutex_free(g, rf));
-        let value = match op {
-            Op::MutexLock { .. } if !free => MUTEX_BUSY,
-            Op::MutexTryLock { .. } if !free => EBUSY,
-            _ => 0,
-        };
-        Reply { value, patch: None }
-    }
-
-    /// After a mutex operation ran: a lock that got its mutex becomes an update (its place
-    /// and revisits still to be made); the step goes into the trace.
-    fn mutex_stepped(
-        &mut self,
-        g: &mut Graph,
-        p: &Pending,
-        e: EventId,
-        reply: Reply,
-        snap: Snapshot,
-    ) -> Snapshot {
-        let mut ev = Event::from_pending(ThreadId(e.thread), p);
-        let lock = !matches!(p.op, Op::MutexUnlock { .. });
-        if let (Label::Read { addr, size, rf }, 0, true) = (g.label(e), reply.value, lock) {
-            *g.label_mut(e) = Label::Update {
-                addr: *addr,
-                size: *size,
-                rf: *rf,
-                bytes: smallvec::smallvec![MUTEX_TAKEN],
-            };
-            g.event_mut(e).order = Some(Order::Acquire);
-            self.converted = Some(e);
-        }
-        if !lock {
-            g.event_mut(e).order = Some(Order::Release);
-        }
-        ev.wrote = reply.value == 0;
-        self.trace.push(ev);
-        self.trace_events.push(Some(e));
-        snap
-    }
-
     fn slot_of(&self, thread: u32) -> Option<u32> {
         self.slots
             .iter()
@@ -518,13 +338,7 @@ impl Trust<'_> {
         let mutex = mutex_of(&p.op);
         let reply = match (mutex, g.event(e).conditional) {
             (Some(_), _) => self.mutex_reply(g, e, &p.op),
-            (None, Some(c)) => Reply {
-                value: match c {
-                    Conditional::Failed { .. } => store_conditional::FAIL,
-                    Conditional::Written { .. } => store_conditional::WRITE,
-                },
-                patch: None,
-            },
+            (None, Some(c)) => conditional::reply(c),
             (None, None) => self.reply(g, e)?,
         };
         let snap = self.exec.step(slot, &reply)?;
@@ -850,24 +664,16 @@ impl Trust<'_> {
             if (at.index as usize) < g.threads[thread as usize].len() {
                 self.speculative = true; // a hole filled: the kept events after it may differ
             }
-            let conditional =
-                matches!(p.op, Op::Cas { .. }) && self.model.store_conditionals_branch();
-            // a store-conditional refilling a hole does what it did: the kept events after it
-            // come from that outcome
-            let did = g.threads[thread as usize]
-                .get(at.index as usize)
-                .and_then(|ev| ev.conditional);
-            if conditional {
-                label = match reservation(&g, at, &label) {
-                    Some(_) if !matches!(did, Some(Conditional::Failed { .. })) => {
-                        store_conditional_write(&label)
-                    }
-                    None if matches!(did, Some(Conditional::Written { .. })) => {
+            let conditional = match p.op {
+                Op::Cas { addr, size } if self.model.store_conditionals_branch() => {
+                    let Some(c) = StoreConditional::new(&g, at, addr.0, size) else {
                         return self.unrealizable();
-                    }
-                    _ => Label::Local,
-                };
-            }
+                    };
+                    label = c.label();
+                    Some(c)
+                }
+                _ => None,
+            };
             let e = g.add_at(at, label, p.pc, p.hash);
             g.event_mut(e).skipped = p.skipped;
             if self.model.uses_dependencies() && g.label(e).access().is_some() {
@@ -875,30 +681,9 @@ impl Trust<'_> {
                 g.threads[thread as usize][e.index as usize].deps = dependencies_of(&g, e, &deps);
             }
             added = Some((e, self.todo.len()));
-            if conditional {
-                // it may fail whatever memory holds; it may write if its thread holds a
-                // reservation (the write explored now, the failure later)
-                let Op::Cas { addr, size } = p.op else {
-                    unreachable!("a store-conditional is a compare-exchange")
-                };
-                let addr = addr.0;
-                let mut failed = g.clone();
-                *failed.label_mut(e) = Label::Local;
-                failed.event_mut(e).conditional = Some(Conditional::Failed { addr, size });
-                failed.event_mut(e).deps = Dependencies::default();
-                match reservation(&g, e, g.label(e)) {
-                    Some(reserve) if g.label(e).writes() => {
-                        g.event_mut(e).conditional = Some(Conditional::Written { reserve });
-                        // (no consistent place in coherence order: it can only fail)
-                        let can_write = !self.placements(&g, e, addr).is_empty();
-                        match (can_write, did) {
-                            (true, None) => self.todo.push(failed),
-                            (true, Some(_)) => {}
-                            (false, None) => g = failed,
-                            (false, Some(_)) => return self.unrealizable(),
-                        }
-                    }
-                    _ => g = failed,
+            if let Some(c) = conditional {
+                if !self.branch_conditional(&mut g, e, c) {
+                    return self.unrealizable();
                 }
             }
             steps += 1;

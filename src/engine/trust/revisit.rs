@@ -137,21 +137,6 @@ impl Trust<'_> {
     }
 }
 
-impl Trust<'_> {
-    /// If `r` is a lock that took its mutex and now reads the taken state `a` wrote, it
-    /// becomes the read of a lock that waits.
-    fn lock_finds_taken(&self, h: &mut Graph, r: EventId, a: EventId) -> bool {
-        let Label::Update { addr, size, rf, .. } = h.label(r).clone() else {
-            return false;
-        };
-        if !self.mutexes.contains(&addr) || super::mutex_free(h, Some(a)) {
-            return false;
-        }
-        *h.label_mut(r) = Label::Read { addr, size, rf };
-        true
-    }
-}
-
 /// Were `r` and every event added after it that `a` does not depend on (in `prefix`) added
 /// maximally? A read reads from the latest write (as the model counts it) among those added
 /// before it or in the prefix; a write is the latest of them in coherence order, where the
@@ -170,12 +155,7 @@ fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix:
     // a store-conditional that failed was added maximally where it holds no reservation (else
     // the graph where it wrote is the one)
     if let Some(Conditional::Failed { addr, size }) = g.event(e).conditional {
-        let write = Label::Write {
-            addr,
-            size,
-            bytes: crate::event::StoreBytes::new(),
-        };
-        return super::reservation(g, e, &write).is_none();
+        return super::conditional::reservation(g, e, addr, size).is_none();
     }
     let Some(addr) = label.location() else {
         return true;
