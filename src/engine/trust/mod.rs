@@ -565,15 +565,14 @@ impl Trust<'_> {
                     .collect();
                 // (an iteration with a store-conditional that failed though it could have
                 // written repeats itself: the graph where it wrote is visited too)
-                let spurious = waiting.iter().any(|&first| {
-                    g.threads[first.thread as usize][first.index as usize..]
-                        .iter()
-                        .any(|ev| matches!(ev.conditional, Some(Conditional::Failed { .. })))
-                });
+                let iterations = || waiting.iter().map(|&first| iteration(first, &self.ran));
+                let spurious = iterations()
+                    .flatten()
+                    .any(|e| matches!(g.event(e).conditional, Some(Conditional::Failed { .. })));
                 if spurious
-                    || waiting
-                        .iter()
-                        .flat_map(|&first| iteration(&g, first))
+                    || iterations()
+                        .flatten()
+                        .filter(|&e| g.label(e).reads())
                         .any(|r| self.could_read_another(&g, r))
                 {
                     self.outcome.stats.blocked += 1;
@@ -922,15 +921,15 @@ fn awaiting(g: &Graph, thread: u32, ran: u32, p: &Pending) -> Option<EventId> {
 /// iteration by iteration; the check runs at every step).
 const AWAIT_ITERATION: usize = 32;
 
-/// The reads of an await loop's iteration that begins at `first`: a write any of them could
-/// read ends the wait.
-fn iteration(g: &Graph, first: EventId) -> impl Iterator<Item = EventId> + '_ {
-    (first.index..g.threads[first.thread as usize].len() as u32)
-        .map(move |index| EventId {
-            thread: first.thread,
-            index,
-        })
-        .filter(move |&e| g.label(e).reads())
+/// The events of an await loop's iteration that begins at `first`, up to where its thread has
+/// run (`ran`; what follows is kept events not run yet, or holes): a write any of its reads
+/// could read ends the wait.
+fn iteration(first: EventId, ran: &[u32]) -> impl Iterator<Item = EventId> {
+    let end = ran.get(first.thread as usize).copied().unwrap_or(0);
+    (first.index..end).map(move |index| EventId {
+        thread: first.thread,
+        index,
+    })
 }
 
 /// "T1", "T1 and T2", "T1, T2 and T3": threads as the counterexample numbers them.
