@@ -4,8 +4,8 @@
 //!
 //! Under a model that allows cycles in program order and reads-from (POWER's load buffering),
 //! a revisit may keep an event of a thread and drop one before it in program order: that
-//! place is a hole ([`GraphEvent::hole`]) until the thread, run again, adds an event there. Under the other
-//! models every thread's events form a prefix of what the thread does.
+//! place is a hole ([`GraphEvent::hole`]) until the thread, run again, adds an event there.
+//! Under the other models every thread's events form a prefix of what the thread does.
 
 use std::collections::BTreeMap;
 
@@ -335,14 +335,8 @@ impl Graph {
     pub fn remove(&mut self, e: EventId) {
         self.unplace(e);
         let evs = &mut self.threads[e.thread as usize];
-        if e.index as usize + 1 == evs.len() {
-            evs.pop();
-            while evs.last().is_some_and(|ev| ev.hole) {
-                evs.pop();
-            }
-        } else {
-            evs[e.index as usize].hole = true;
-        }
+        evs[e.index as usize].hole = true;
+        trim_holes(evs);
     }
 
     /// The writes to `addr` in coherence order.
@@ -444,9 +438,7 @@ impl Graph {
     pub fn restrict(&mut self, keep: &Prefix) {
         for (t, evs) in self.threads.iter_mut().enumerate() {
             evs.truncate(keep.extent(t));
-            while evs.last().is_some_and(|ev| ev.hole) {
-                evs.pop();
-            }
+            trim_holes(evs);
             for (i, ev) in evs.iter_mut().enumerate() {
                 let e = EventId {
                     thread: t as u32,
@@ -499,6 +491,13 @@ impl Graph {
                     .flatten()
             })
             .map(|(_, e)| e)
+    }
+}
+
+/// A thread ends with its last event, not with holes.
+fn trim_holes(evs: &mut Vec<GraphEvent>) {
+    while evs.last().is_some_and(|ev| ev.hole) {
+        evs.pop();
     }
 }
 

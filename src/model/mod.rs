@@ -68,14 +68,13 @@ pub trait Model: Sync {
     /// For a model with porf cycles: the events of `e`'s own thread that `e` depends on
     /// (which a revisit by a write that depends on `e` must keep), at least those its existence
     /// and values come from; the graph engine closes the set over them and reads-from.
-    fn depends_within(&self, g: &Graph, e: EventId, out: &mut Vec<EventId>) {
+    fn depends_within(&self, _g: &Graph, e: EventId, out: &mut Vec<EventId>) {
         if e.index > 0 {
             out.push(EventId {
                 thread: e.thread,
                 index: e.index - 1,
             });
         }
-        let _ = g;
     }
     /// Is a store-conditional (POWER's `stwcx.`) a branch: failure (no write) or a write atomic
     /// with its load-reserve (herd's `ppc.cat`: it may fail whatever memory holds), rather than

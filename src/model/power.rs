@@ -381,27 +381,9 @@ impl<'g> Relations<'g> {
         })
     }
 
-    /// A lock that took its mutex before what follows it in its thread (glibc's `isync` after
-    /// the update: as `ctrlisync`).
-    fn acquired(&self) -> Rel {
-        let mut r = Rel::empty(self.n);
-        for a in (0..self.n).filter(|&a| self.g.event(self.ids[a]).order == Some(Order::Acquire)) {
-            for b in (0..self.n).filter(|&b| self.same_thread(a, b) && self.ids[a] < self.ids[b]) {
-                r.add(a, b);
-            }
-        }
-        r
-    }
-
-    /// An unlock after what precedes it in its thread (glibc's `lwsync` before the store).
-    fn released(&self) -> Rel {
-        let mut r = Rel::empty(self.n);
-        for b in (0..self.n).filter(|&b| self.g.event(self.ids[b]).order == Some(Order::Release)) {
-            for a in (0..self.n).filter(|&a| self.same_thread(a, b) && self.ids[a] < self.ids[b]) {
-                r.add(a, b);
-            }
-        }
-        r
+    /// How a lock or unlock orders its thread's accesses.
+    fn order(&self, i: usize) -> Option<Order> {
+        self.g.event(self.ids[i]).order
     }
 
     fn consistent(&self) -> bool {
@@ -442,7 +424,9 @@ impl<'g> Relations<'g> {
         let rdw = po_loc.filter(|a, b| fre_rfe.has(a, b));
         let detour = po_loc.filter(|a, b| coe_rfe.has(a, b));
         let ii0 = dd.union(&rfi).union(&rdw);
-        let ci0 = ctrlisync.union(&detour).union(&self.acquired());
+        // a lock that took its mutex before what follows it (glibc's `isync` after the update)
+        let acquired = po.filter(|a, _| self.order(a) == Some(Order::Acquire));
+        let ci0 = ctrlisync.union(&detour).union(&acquired);
         let cc0 = dd
             .union(&po_loc)
             .union(&ctrl)
@@ -473,7 +457,8 @@ impl<'g> Relations<'g> {
         let lwsync = self
             .fenced(|l| *l == Label::Lwsync, false)
             .filter(|a, b| !(self.is_write(a) && self.is_read(b)))
-            .union(&self.released());
+            // an unlock after what precedes it (glibc's `lwsync` before the store)
+            .union(&po.filter(|_, b| self.order(b) == Some(Order::Release)));
         let eieio = self
             .fenced(|l| *l == Label::Eieio, false)
             .filter(|a, b| self.is_write(a) && self.is_write(b));
