@@ -49,7 +49,7 @@ void atomic_end(uint64_t pc) {
 
 /* ---- synchronisation: modelled by the supervisor, never executed for real ---- */
 
-#define SMC_MUTEX_BUSY 1 /* src/engine/trust/mod.rs MUTEX_BUSY */
+#define SMC_MUTEX_BUSY 1 /* src/engine/trust/mutex.rs MUTEX_BUSY */
 #define VISIBLE(op, a, a2, arg) smc_stop((op), (uint64_t)(uintptr_t)(a), (uint64_t)(uintptr_t)(a2), 1, (arg), CALLER_PC, 0, 0)
 
 /* A recursive mutex (PTHREAD_MUTEX_RECURSIVE, std::recursive_mutex) that its owner locks again
