@@ -5,6 +5,7 @@ mod axioms;
 mod power;
 mod pso;
 mod ra;
+mod relation;
 mod sc;
 mod tso;
 

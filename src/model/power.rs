@@ -15,6 +15,7 @@
 //! read of another thread (`rfe`): what a thread did before it created one is visible to it,
 //! and what a thread did is visible after it is joined.
 
+use super::relation::{Rel, Set};
 use super::Model;
 use crate::event::Event;
 use crate::graph::{Conditional, EventId, Graph, Label, Order};
@@ -103,100 +104,19 @@ impl Model for Power {
     }
 }
 
-/// A relation over the events of one graph, as rows of bits.
-#[derive(Clone, PartialEq, Eq)]
-struct Rel {
-    n: usize,
-    rows: Vec<Vec<u64>>,
-}
-
-impl Rel {
-    fn empty(n: usize) -> Rel {
-        Rel {
-            n,
-            rows: vec![vec![0; n.div_ceil(64).max(1)]; n],
-        }
-    }
-    fn add(&mut self, a: usize, b: usize) {
-        self.rows[a][b / 64] |= 1 << (b % 64);
-    }
-    fn has(&self, a: usize, b: usize) -> bool {
-        self.rows[a][b / 64] & (1 << (b % 64)) != 0
-    }
-    fn union(&self, o: &Rel) -> Rel {
-        let mut r = self.clone();
-        for (x, y) in r.rows.iter_mut().zip(&o.rows) {
-            x.iter_mut().zip(y).for_each(|(a, b)| *a |= b);
-        }
-        r
-    }
-    fn filter(&self, keep: impl Fn(usize, usize) -> bool) -> Rel {
-        let mut r = Rel::empty(self.n);
-        for a in 0..self.n {
-            for b in self.succ(a) {
-                if keep(a, b) {
-                    r.add(a, b);
-                }
-            }
-        }
-        r
-    }
-    fn succ(&self, a: usize) -> impl Iterator<Item = usize> + '_ {
-        let row = &self.rows[a];
-        (0..self.n).filter(move |&b| row[b / 64] & (1 << (b % 64)) != 0)
-    }
-    /// `self ; o`
-    fn then(&self, o: &Rel) -> Rel {
-        let mut r = Rel::empty(self.n);
-        for a in 0..self.n {
-            for m in self.succ(a) {
-                r.rows[a]
-                    .iter_mut()
-                    .zip(&o.rows[m])
-                    .for_each(|(x, y)| *x |= y);
-            }
-        }
-        r
-    }
-    /// `self+`
-    fn plus(&self) -> Rel {
-        let mut r = self.clone();
-        for k in 0..self.n {
-            let rk = r.rows[k].clone();
-            for a in 0..self.n {
-                if r.has(a, k) {
-                    r.rows[a].iter_mut().zip(&rk).for_each(|(x, y)| *x |= y);
-                }
-            }
-        }
-        r
-    }
-    /// `self*`
-    fn star(&self) -> Rel {
-        let mut r = self.plus();
-        (0..self.n).for_each(|a| r.add(a, a));
-        r
-    }
-    /// `self?`
-    fn opt(&self) -> Rel {
-        let mut r = self.clone();
-        (0..self.n).for_each(|a| r.add(a, a));
-        r
-    }
-    fn irreflexive(&self) -> bool {
-        (0..self.n).all(|a| !self.has(a, a))
-    }
-    fn acyclic(&self) -> bool {
-        self.plus().irreflexive()
-    }
-}
-
 /// The events the axioms speak of: memory accesses, and threads' creation, start, exit and
-/// joining.
+/// joining; with the sets the axioms filter by.
 struct Relations<'g> {
     g: &'g Graph,
     ids: Vec<EventId>,
     n: usize,
+    reads: Set,
+    writes: Set,
+    /// Per graph thread, its events.
+    threads: Vec<Set>,
+    /// Per event with a location, the events of that location (an index into `locations`).
+    location: Vec<Option<usize>>,
+    locations: Vec<Set>,
 }
 
 impl<'g> Relations<'g> {
@@ -213,7 +133,32 @@ impl<'g> Relations<'g> {
             })
             .collect();
         let n = ids.len();
-        Relations { g, ids, n }
+        let label = |i: usize| g.label(ids[i]);
+        let mut threads = vec![Set::empty(n); g.threads.len()];
+        let (mut location, mut locations, mut addrs) =
+            (Vec::with_capacity(n), Vec::new(), Vec::new());
+        for (i, e) in ids.iter().enumerate() {
+            threads[e.thread as usize].insert(i);
+            location.push(label(i).location().map(|addr| {
+                let k = addrs.iter().position(|&a| a == addr).unwrap_or_else(|| {
+                    addrs.push(addr);
+                    locations.push(Set::empty(n));
+                    addrs.len() - 1
+                });
+                locations[k].insert(i);
+                k
+            }));
+        }
+        Relations {
+            g,
+            reads: Set::of(n, |i| label(i).reads()),
+            writes: Set::of(n, |i| label(i).writes()),
+            ids,
+            n,
+            threads,
+            location,
+            locations,
+        }
     }
 
     fn index(&self, e: EventId) -> Option<usize> {
@@ -224,47 +169,44 @@ impl<'g> Relations<'g> {
         self.g.label(self.ids[i])
     }
 
-    fn is_read(&self, i: usize) -> bool {
-        self.label(i).reads()
+    /// The events of `i`'s thread.
+    fn thread_of(&self, i: usize) -> &Set {
+        &self.threads[self.ids[i].thread as usize]
     }
 
-    fn is_write(&self, i: usize) -> bool {
-        self.label(i).writes()
+    /// The events of `i`'s location, if it has one.
+    fn location_of(&self, i: usize) -> Option<&Set> {
+        self.location[i].map(|k| &self.locations[k])
     }
 
-    fn same_thread(&self, a: usize, b: usize) -> bool {
-        self.ids[a].thread == self.ids[b].thread
-    }
-
-    /// Program order (the same thread, earlier).
-    fn po(&self) -> Rel {
-        let mut r = Rel::empty(self.n);
-        for a in 0..self.n {
-            for b in 0..self.n {
-                if self.same_thread(a, b) && self.ids[a].index < self.ids[b].index {
-                    r.add(a, b);
-                }
-            }
-        }
-        r
-    }
-
-    /// Pairs of the same thread with a fence whose label `is` lies between them, or (`at_ends`)
-    /// either of which is one.
+    /// The pairs of a thread with an event whose label `is` between them (a hole's too), or
+    /// (`at_ends`) with either of them one; program order where every label `is` one.
     fn fenced(&self, is: impl Fn(&Label) -> bool, at_ends: bool) -> Rel {
         let mut r = Rel::empty(self.n);
-        for a in 0..self.n {
-            for b in 0..self.n {
-                let (ea, eb) = (self.ids[a], self.ids[b]);
-                if !self.same_thread(a, b) || ea.index >= eb.index {
+        let mut i = 0;
+        for (t, evs) in self.g.threads.iter().enumerate() {
+            // the thread's events so far, and those of them before its latest fence
+            let (mut all, mut before_fence) = (Set::empty(self.n), Set::empty(self.n));
+            for (index, ev) in evs.iter().enumerate() {
+                let fence = is(&ev.label);
+                if fence {
+                    before_fence = all.clone();
+                }
+                let e = EventId {
+                    thread: t as u32,
+                    index: index as u32,
+                };
+                if self.ids.get(i) != Some(&e) {
                     continue;
                 }
-                let evs = &self.g.threads[ea.thread as usize];
-                let between = (ea.index + 1..eb.index).any(|i| is(&evs[i as usize].label));
-                let ends = at_ends && (is(self.label(a)) || is(self.label(b)));
-                if between || ends {
-                    r.add(a, b);
+                if fence && at_ends {
+                    r.add_column(&all, i);
+                    before_fence.insert(i);
+                } else {
+                    r.add_column(&before_fence, i);
                 }
+                all.insert(i);
+                i += 1;
             }
         }
         r
@@ -300,14 +242,13 @@ impl<'g> Relations<'g> {
                     }
                 }
             }
-            let e = self.ids[r];
-            match label {
-                Label::Start | Label::Join { .. } => {
-                    if let Some(p) = g.outside_predecessor(e).and_then(|p| self.index(p)) {
-                        rf.add(p, r);
-                    }
+            if matches!(label, Label::Start | Label::Join { .. }) {
+                if let Some(p) = g
+                    .outside_predecessor(self.ids[r])
+                    .and_then(|p| self.index(p))
+                {
+                    rf.add(p, r);
                 }
-                _ => {}
             }
         }
         (rf, co, fr)
@@ -341,12 +282,11 @@ impl<'g> Relations<'g> {
         let mut r = Rel::empty(self.n);
         for (t, evs) in self.g.threads.iter().enumerate() {
             for (h, ev) in evs.iter().enumerate().filter(|(_, ev)| ev.hole) {
+                let later = Set::of(self.n, |b| {
+                    self.ids[b].thread as usize == t && self.ids[b].index as usize > h
+                });
                 for a in ev.deps.addr.iter().filter_map(|&a| self.index(a)) {
-                    for b in (0..self.n).filter(|&b| {
-                        self.ids[b].thread as usize == t && self.ids[b].index as usize > h
-                    }) {
-                        r.add(a, b);
-                    }
+                    r.add_row(a, &later);
                 }
             }
         }
@@ -381,72 +321,73 @@ impl<'g> Relations<'g> {
         })
     }
 
-    /// How a lock or unlock orders its thread's accesses.
-    fn order(&self, i: usize) -> Option<Order> {
-        self.g.event(self.ids[i]).order
+    /// The events whose lock or unlock orders its thread's accesses as `order`.
+    fn ordered(&self, order: Order) -> Set {
+        Set::of(self.n, |i| self.g.event(self.ids[i]).order == Some(order))
+    }
+
+    /// Atomicity of updates: each right after its source in coherence order.
+    fn updates_atomic(&self) -> bool {
+        (0..self.n).all(|i| {
+            let Label::Update { rf: src, .. } = self.label(i) else {
+                return true;
+            };
+            let after = src.map_or(Some(0), |w| self.g.co_position(w).map(|p| p + 1));
+            after.is_some() && after == self.g.co_position(self.ids[i])
+        })
     }
 
     fn consistent(&self) -> bool {
         let n = self.n;
-        let po = self.po();
+        let everything = Set::of(n, |_| true);
+        let po = self.fenced(|_| true, false);
         let (rf, co, fr) = self.communication();
-        let same_loc = |a: usize, b: usize| {
-            let (la, lb) = (self.label(a).location(), self.label(b).location());
-            la.is_some() && la == lb
-        };
-        let po_loc = po.filter(same_loc);
+        let po_loc = po.within(|a| self.location_of(a));
         // uniproc
-        if !po_loc.union(&rf).union(&fr).union(&co).acyclic() {
+        let mut uniproc = po_loc.union(&rf);
+        uniproc.union_with(&fr).union_with(&co);
+        if !uniproc.acyclic() || !self.reservations_held() || !self.updates_atomic() {
             return false;
         }
-        if !self.reservations_held() {
-            return false;
-        }
-        // atomicity: an update right after its source in coherence order
-        for i in 0..n {
-            if let Label::Update { rf: src, .. } = self.label(i) {
-                let e = self.ids[i];
-                let after = src.map_or(Some(0), |w| self.g.co_position(w).map(|p| p + 1));
-                if after.is_none() || after != self.g.co_position(e) {
-                    return false;
-                }
-            }
-        }
-        let ext = |a: usize, b: usize| !self.same_thread(a, b);
-        let int = |a: usize, b: usize| self.same_thread(a, b);
-        let rfe = rf.filter(ext);
-        let rfi = rf.filter(int);
-        let coe = co.filter(ext);
-        let fre = fr.filter(ext);
+        let (rfe, rfi) = (
+            rf.outside(|a| self.thread_of(a)),
+            rf.within(|a| Some(self.thread_of(a))),
+        );
+        let coe = co.outside(|a| self.thread_of(a));
+        let fre = fr.outside(|a| self.thread_of(a));
         let [addr, data, ctrl, ctrlisync] = self.dependencies();
         let dd = addr.union(&data);
         let (fre_rfe, coe_rfe) = (fre.then(&rfe), coe.then(&rfe));
-        let rdw = po_loc.filter(|a, b| fre_rfe.has(a, b));
-        let detour = po_loc.filter(|a, b| coe_rfe.has(a, b));
-        let ii0 = dd.union(&rfi).union(&rdw);
+        let rdw = po_loc.intersect(&fre_rfe);
+        let detour = po_loc.intersect(&coe_rfe);
+        let mut ii0 = dd.union(&rfi);
+        ii0.union_with(&rdw);
         // a lock that took its mutex before what follows it (glibc's `isync` after the update)
-        let acquired = po.filter(|a, _| self.order(a) == Some(Order::Acquire));
-        let ci0 = ctrlisync.union(&detour).union(&acquired);
-        let cc0 = dd
-            .union(&po_loc)
-            .union(&ctrl)
-            .union(&addr.then(&po))
-            .union(&self.addr_po_across_holes());
+        let acquired = po.between(&self.ordered(Order::Acquire), &everything);
+        let mut ci0 = ctrlisync.union(&detour);
+        ci0.union_with(&acquired);
+        let mut cc0 = dd.union(&po_loc);
+        cc0.union_with(&ctrl)
+            .union_with(&addr.then(&po))
+            .union_with(&self.addr_po_across_holes());
         let (mut ii, mut ic, mut ci, mut cc) =
             (Rel::empty(n), Rel::empty(n), Rel::empty(n), Rel::empty(n));
         loop {
-            let ci2 = ci0.union(&ci.then(&ii)).union(&cc.then(&ci));
-            let ii2 = ii0.union(&ci2).union(&ic.then(&ci2)).union(&ii.then(&ii));
-            let cc2 = cc0.union(&ci2).union(&ci2.then(&ic)).union(&cc.then(&cc));
-            let ic2 = ii2.union(&cc2).union(&ic.then(&cc2)).union(&ii2.then(&ic));
+            let mut ci2 = ci0.union(&ci.then(&ii));
+            ci2.union_with(&cc.then(&ci));
+            let mut ii2 = ii0.union(&ci2);
+            ii2.union_with(&ic.then(&ci2)).union_with(&ii.then(&ii));
+            let mut cc2 = cc0.union(&ci2);
+            cc2.union_with(&ci2.then(&ic)).union_with(&cc.then(&cc));
+            let mut ic2 = ii2.union(&cc2);
+            ic2.union_with(&ic.then(&cc2)).union_with(&ii2.then(&ic));
             if (&ii2, &ic2, &ci2, &cc2) == (&ii, &ic, &ci, &cc) {
                 break;
             }
             (ii, ic, ci, cc) = (ii2, ic2, ci2, cc2);
         }
-        let ppo = ii
-            .filter(|a, b| self.is_read(a) && self.is_read(b))
-            .union(&ic.filter(|a, b| self.is_read(a) && self.is_write(b)));
+        let mut ppo = ii.between(&self.reads, &self.reads);
+        ppo.union_with(&ic.between(&self.reads, &self.writes));
         let thread_edge = |l: &Label| {
             matches!(
                 l,
@@ -454,31 +395,36 @@ impl<'g> Relations<'g> {
             )
         };
         let strong = self.fenced(|l| *l == Label::Fence || thread_edge(l), true);
-        let lwsync = self
+        let mut lwsync = self
             .fenced(|l| *l == Label::Lwsync, false)
-            .filter(|a, b| !(self.is_write(a) && self.is_read(b)))
-            // an unlock after what precedes it (glibc's `lwsync` before the store)
-            .union(&po.filter(|_, b| self.order(b) == Some(Order::Release)));
+            .filter(|a, b| !(self.writes.contains(a) && self.reads.contains(b)));
+        // an unlock after what precedes it (glibc's `lwsync` before the store)
+        lwsync.union_with(&po.between(&everything, &self.ordered(Order::Release)));
         let eieio = self
             .fenced(|l| *l == Label::Eieio, false)
-            .filter(|a, b| self.is_write(a) && self.is_write(b));
-        let fence = strong.union(&lwsync).union(&eieio);
-        let hb = ppo.union(&fence).union(&rfe);
+            .between(&self.writes, &self.writes);
+        let mut fence = strong.union(&lwsync);
+        fence.union_with(&eieio);
+        let mut hb = ppo.union(&fence);
+        hb.union_with(&rfe);
         if !hb.acyclic() {
             return false;
         }
         let hb_star = hb.star();
         let propbase = fence.union(&rfe.then(&fence)).then(&hb_star);
-        let chapo = rfe.union(&fre).union(&coe).union(&fre_rfe).union(&coe_rfe);
-        let prop = propbase
-            .filter(|a, b| self.is_write(a) && self.is_write(b))
-            .union(
-                &chapo
-                    .opt()
-                    .then(&propbase.star())
-                    .then(&strong)
-                    .then(&hb_star),
-            );
+        let mut chapo = rfe.union(&fre);
+        chapo
+            .union_with(&coe)
+            .union_with(&fre_rfe)
+            .union_with(&coe_rfe);
+        let mut prop = propbase.between(&self.writes, &self.writes);
+        prop.union_with(
+            &chapo
+                .opt()
+                .then(&propbase.star())
+                .then(&strong)
+                .then(&hb_star),
+        );
         co.union(&prop).acyclic() && fre.then(&prop).then(&hb_star).irreflexive()
     }
 }
