@@ -69,6 +69,18 @@ pub struct Counterexample {
     /// engine): (the read's index in `trace`, its write's, `None`: the initial value). Empty:
     /// each read read the latest write to memory before it.
     pub sources: Vec<(usize, Option<usize>)>,
+    /// Under a graph engine's model that orders each location's writes: per location with
+    /// more than one write in `trace`, their indices in coherence order. Empty: coherence is
+    /// the order of the trace.
+    pub coherence: Vec<Vec<usize>>,
+    /// Where the model orders accesses by their dependencies (power): (the load's index in
+    /// `trace`, the dependent access's, `addr`, `data`, `ctrl` or `ctrl+isync`).
+    pub dependencies: Vec<(usize, usize, &'static str)>,
+    /// Pairs of one thread's accesses (indices in `trace`, in program order) that took effect
+    /// the other way round, with what let them.
+    pub reorderings: Vec<(usize, usize, &'static str)>,
+    /// Why the execution is not sequentially consistent where no pair was reordered.
+    pub weakness: Option<&'static str>,
     /// Heap blocks the execution allocated, in order: (address, size, call site).
     pub heap: Vec<(u64, u64, u64)>,
     /// What the execution wrote to stdout and stderr, when captured.

@@ -190,6 +190,112 @@ fn power_model_on_compiled_programs() {
     assert_eq!(r.verdict(), "ok", "{}{}", r.stdout, r.stderr);
 }
 
+/// Under power a counterexample says which pair of a thread's accesses took effect out of
+/// program order and why, the coherence order where a location has several writes, and
+/// (`--dot`) draws it with the dependencies.
+#[test]
+fn power_counterexamples_explain_the_weak_behaviour() {
+    let scratch = Scratch::new("ppc64le-power-explain");
+    let build = |file: &str, flags: &[&str]| {
+        let mut all = vec!["-O2"];
+        all.extend_from_slice(flags);
+        cross(&scratch, &source(file), &all)
+    };
+    let error_of = |bin: &Path, extra: &[&str]| {
+        let r = check(bin, "power", extra);
+        assert_eq!(r.verdict(), "error", "{}{}", r.stdout, r.stderr);
+        (r.json.as_ref().unwrap()["error"].clone(), r.stdout)
+    };
+    // what each reordered pair is: (text of the first, text of the second, why)
+    let pairs = |e: &serde_json::Value| -> Vec<(String, String, String)> {
+        let text = |i: &serde_json::Value| {
+            let i = i.as_u64().unwrap() as usize - 1;
+            e["trace"][i]["text"].as_str().unwrap().to_string()
+        };
+        e["reorderings"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|p| {
+                        let why = p["why"].as_str().unwrap().to_string();
+                        (text(&p["first"]), text(&p["second"]), why)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // message passing: both sides reordered, each pair named
+    let (e, out) = error_of(&build("power/mp.c", &[]), &[]);
+    let got = pairs(&e);
+    let names: Vec<(&str, &str)> = got.iter().map(|(a, b, _)| (&a[..10], &b[..10])).collect();
+    assert_eq!(
+        names,
+        [("store data", "store flag"), ("load flag ", "load data ")],
+        "{out}"
+    );
+    assert!(
+        out.contains("took effect in the other order: no fence between them"),
+        "{out}"
+    );
+    // with lwsync and a control dependency the reader's loads are the pair, for want of isync
+    let (e, out) = error_of(&build("power/mp.c", &["-DLWSYNC", "-DCTRL"]), &[]);
+    let got = pairs(&e);
+    assert_eq!(got.len(), 1, "{out}");
+    assert!(
+        got[0].0.starts_with("load flag") && got[0].1.starts_with("load data"),
+        "{out}"
+    );
+    assert!(got[0].2.contains("control dependency alone"), "{out}");
+    let kinds: Vec<&str> = e["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"ctrl") && kinds.contains(&"data"),
+        "{kinds:?}"
+    );
+    // 2+2W: each location's coherence order, the last write of each the one read at the end
+    let bin = build("power/2plus2w.c", &[]);
+    let dot = scratch.0.join("2plus2w.dot");
+    let (e, out) = error_of(&bin, &["--dot", dot.to_str().unwrap()]);
+    let co = e["coherence"].as_array().expect("a coherence order");
+    assert_eq!(co.len(), 2, "{out}");
+    let trace = e["trace"].as_array().unwrap();
+    for order in co {
+        let order: Vec<usize> = order
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_u64().unwrap() as usize)
+            .collect();
+        assert_eq!(order.len(), 2, "{out}");
+        let last = &trace[order[1] - 1];
+        assert_eq!(
+            last["written"], 1,
+            "the final value is the last write: {out}"
+        );
+        assert!(
+            out.contains(&format!("#{} -> #{}", order[0], order[1])),
+            "{out}"
+        );
+    }
+    assert!(
+        !out.contains("not seen yet"),
+        "main reads the last writes: {out}"
+    );
+    let dot = std::fs::read_to_string(&dot).unwrap();
+    assert_eq!(dot.matches("label=\"co\"").count(), 2, "{dot}");
+    // write-to-read causality: no pair reordered, the stores reached threads in different orders
+    let (e, out) = error_of(&build("power/wrc.c", &[]), &[]);
+    assert!(pairs(&e).is_empty(), "{out}");
+    assert!(e["weakness"]
+        .as_str()
+        .unwrap()
+        .contains("reached the threads in different orders"));
+}
+
 /// The bank example, a prebuilt ppc64le binary: its counterexample names the functions and
 /// lines of the source, as on x86-64, and its saved schedule replays to the same error.
 #[test]

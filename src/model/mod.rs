@@ -27,6 +27,17 @@ pub enum BufferKind {
     PerLocation,
 }
 
+/// Why an execution is not sequentially consistent, as a counterexample says it.
+#[derive(Default)]
+pub struct Weakness {
+    /// Pairs of one thread's accesses, in program order, that took effect the other way
+    /// round, each with what let them (no fence between them...).
+    pub reordered: Vec<(EventId, EventId, &'static str)>,
+    /// Where no pair was reordered and the execution still is not sequentially consistent:
+    /// why.
+    pub otherwise: Option<&'static str>,
+}
+
 /// What the engine needs of a memory model.
 pub trait Model: Sync {
     /// Name as given on the command line.
@@ -76,6 +87,11 @@ pub trait Model: Sync {
                 index: e.index - 1,
             });
         }
+    }
+    /// For a counterexample: what in graph `g` a sequentially consistent machine would not
+    /// do. Nothing where the model reorders nothing.
+    fn weakness(&self, _g: &Graph) -> Weakness {
+        Weakness::default()
     }
     /// Is a store-conditional (POWER's `stwcx.`) a branch: failure (no write) or a write atomic
     /// with its load-reserve (herd's `ppc.cat`: it may fail whatever memory holds), rather than

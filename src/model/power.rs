@@ -16,7 +16,7 @@
 //! and what a thread did is visible after it is joined.
 
 use super::relation::{Rel, Set};
-use super::Model;
+use super::{Model, Weakness};
 use crate::event::Event;
 use crate::graph::{Conditional, EventId, Graph, Label, Order};
 
@@ -45,6 +45,23 @@ impl Model for Power {
 
     fn consistent(&self, g: &Graph) -> bool {
         Relations::new(g).consistent()
+    }
+
+    fn weakness(&self, g: &Graph) -> Weakness {
+        let r = Relations::new(g);
+        let (pairs, sc) = r.reorderings();
+        Weakness {
+            reordered: pairs
+                .iter()
+                .map(|&(a, c)| (r.ids[a], r.ids[c], r.why_reordered(a, c)))
+                .collect(),
+            otherwise: (pairs.is_empty() && !sc).then_some(
+                "no thread's accesses took effect out of program order, but stores reached the \
+                 threads in different orders (a POWER store is not seen by every thread at \
+                 once; a sync, or lwsync's cumulativity, orders what follows it after the \
+                 stores its thread has seen)",
+            ),
+        }
     }
 
     fn porf_cycles(&self) -> bool {
@@ -337,38 +354,44 @@ impl<'g> Relations<'g> {
         })
     }
 
-    fn consistent(&self) -> bool {
-        let n = self.n;
-        let everything = Set::of(n, |_| true);
+    /// The relations every axiom starts from.
+    fn base(&self) -> Base {
         let po = self.fenced(|_| true, false);
         let (rf, co, fr) = self.communication();
         let po_loc = po.within(|a| self.location_of(a));
-        // uniproc
-        let mut uniproc = po_loc.union(&rf);
-        uniproc.union_with(&fr).union_with(&co);
-        if !uniproc.acyclic() || !self.reservations_held() || !self.updates_atomic() {
-            return false;
+        let ext = |r: &Rel| r.outside(|a| self.thread_of(a));
+        let (rfe, coe, fre) = (ext(&rf), ext(&co), ext(&fr));
+        Base {
+            po,
+            po_loc,
+            rf,
+            co,
+            fr,
+            rfe,
+            coe,
+            fre,
         }
-        let (rfe, rfi) = (
-            rf.outside(|a| self.thread_of(a)),
-            rf.within(|a| Some(self.thread_of(a))),
-        );
-        let coe = co.outside(|a| self.thread_of(a));
-        let fre = fr.outside(|a| self.thread_of(a));
+    }
+
+    /// The preserved program order: `ppo = ii & R*R | ic & R*W`, from the dependencies and
+    /// the same-location orders by the `ii`/`ic`/`ci`/`cc` fixpoint.
+    fn ppo(&self, b: &Base) -> Rel {
+        let n = self.n;
+        let everything = Set::of(n, |_| true);
+        let rfi = b.rf.within(|a| Some(self.thread_of(a)));
         let [addr, data, ctrl, ctrlisync] = self.dependencies();
         let dd = addr.union(&data);
-        let (fre_rfe, coe_rfe) = (fre.then(&rfe), coe.then(&rfe));
-        let rdw = po_loc.intersect(&fre_rfe);
-        let detour = po_loc.intersect(&coe_rfe);
+        let rdw = b.po_loc.intersect(&b.fre.then(&b.rfe));
+        let detour = b.po_loc.intersect(&b.coe.then(&b.rfe));
         let mut ii0 = dd.union(&rfi);
         ii0.union_with(&rdw);
         // a lock that took its mutex before what follows it (glibc's `isync` after the update)
-        let acquired = po.between(&self.ordered(Order::Acquire), &everything);
+        let acquired = b.po.between(&self.ordered(Order::Acquire), &everything);
         let mut ci0 = ctrlisync.union(&detour);
         ci0.union_with(&acquired);
-        let mut cc0 = dd.union(&po_loc);
+        let mut cc0 = dd.union(&b.po_loc);
         cc0.union_with(&ctrl)
-            .union_with(&addr.then(&po))
+            .union_with(&addr.then(&b.po))
             .union_with(&self.addr_po_across_holes());
         let (mut ii, mut ic, mut ci, mut cc) =
             (Rel::empty(n), Rel::empty(n), Rel::empty(n), Rel::empty(n));
@@ -388,6 +411,13 @@ impl<'g> Relations<'g> {
         }
         let mut ppo = ii.between(&self.reads, &self.reads);
         ppo.union_with(&ic.between(&self.reads, &self.writes));
+        ppo
+    }
+
+    /// The pairs fences order (`sync`, `lwsync` but from a write to a read, `eieio` between
+    /// writes), and those `sync` orders (thread creation and joining count as `sync`).
+    fn fences(&self, po: &Rel) -> (Rel, Rel) {
+        let everything = Set::of(self.n, |_| true);
         let thread_edge = |l: &Label| {
             matches!(
                 l,
@@ -405,18 +435,31 @@ impl<'g> Relations<'g> {
             .between(&self.writes, &self.writes);
         let mut fence = strong.union(&lwsync);
         fence.union_with(&eieio);
+        (fence, strong)
+    }
+
+    fn consistent(&self) -> bool {
+        let b = self.base();
+        // uniproc
+        let mut uniproc = b.po_loc.union(&b.rf);
+        uniproc.union_with(&b.fr).union_with(&b.co);
+        if !uniproc.acyclic() || !self.reservations_held() || !self.updates_atomic() {
+            return false;
+        }
+        let ppo = self.ppo(&b);
+        let (fence, strong) = self.fences(&b.po);
         let mut hb = ppo.union(&fence);
-        hb.union_with(&rfe);
+        hb.union_with(&b.rfe);
         if !hb.acyclic() {
             return false;
         }
         let hb_star = hb.star();
-        let propbase = fence.union(&rfe.then(&fence)).then(&hb_star);
-        let mut chapo = rfe.union(&fre);
+        let propbase = fence.union(&b.rfe.then(&fence)).then(&hb_star);
+        let mut chapo = b.rfe.union(&b.fre);
         chapo
-            .union_with(&coe)
-            .union_with(&fre_rfe)
-            .union_with(&coe_rfe);
+            .union_with(&b.coe)
+            .union_with(&b.fre.then(&b.rfe))
+            .union_with(&b.coe.then(&b.rfe));
         let mut prop = propbase.between(&self.writes, &self.writes);
         prop.union_with(
             &chapo
@@ -425,6 +468,76 @@ impl<'g> Relations<'g> {
                 .then(&strong)
                 .then(&hb_star),
         );
-        co.union(&prop).acyclic() && fre.then(&prop).then(&hb_star).irreflexive()
+        b.co.union(&prop).acyclic() && b.fre.then(&prop).then(&hb_star).irreflexive()
     }
+
+    /// The pairs of one thread's accesses to different locations, in program order, that no
+    /// dependency or fence keeps in order and that the execution saw the other way round: the
+    /// later one reaches the earlier one through other threads' events (a critical cycle, as
+    /// Shasha and Snir have them).
+    /// With them: is the execution sequentially consistent (`po | com` acyclic)?
+    fn reorderings(&self) -> (Vec<(usize, usize)>, bool) {
+        let b = self.base();
+        let mut preserved = self.ppo(&b);
+        preserved.union_with(&self.fences(&b.po).0);
+        let preserved = preserved.plus();
+        let mut com = b.rf.union(&b.co);
+        com.union_with(&b.fr);
+        let come = com.outside(|a| self.thread_of(a));
+        let mut pairs = Vec::new();
+        for (t, mine) in self.threads.iter().enumerate() {
+            let others = Set::of(self.n, |i| self.ids[i].thread as usize != t);
+            let mut through = b.po.union(&com);
+            through = through.between(&others, &others).star();
+            let back = come
+                .between(mine, &others)
+                .then(&through)
+                .then(&come.between(&others, mine));
+            for a in mine.iter() {
+                for c in b.po.succ(a) {
+                    let (la, lc) = (self.label(a).location(), self.label(c).location());
+                    if la.is_some()
+                        && lc.is_some()
+                        && la != lc
+                        && back.has(c, a)
+                        && !preserved.has(a, c)
+                    {
+                        pairs.push((a, c));
+                    }
+                }
+            }
+        }
+        (pairs, b.po.union(&com).acyclic())
+    }
+
+    /// Why nothing keeps `a` before `c` (program order pair of accesses).
+    fn why_reordered(&self, a: usize, c: usize) -> &'static str {
+        let (ea, ec) = (self.ids[a], self.ids[c]);
+        let between = &self.g.threads[ea.thread as usize][ea.index as usize + 1..ec.index as usize];
+        let lwsync = between.iter().any(|ev| ev.label == Label::Lwsync);
+        let (write, read) = (self.writes.contains(a), self.reads.contains(c));
+        let ctrl = self.g.event(ec).deps.ctrl.contains(&ea);
+        if write && read && lwsync {
+            "lwsync does not keep a store before a later load (sync does)"
+        } else if ctrl && read {
+            "a control dependency alone does not keep a later load in order (isync after the branch does)"
+        } else if write {
+            "no fence between them"
+        } else {
+            "no dependency or fence between them"
+        }
+    }
+}
+
+/// What the axioms start from: program order, the communication relations, and their
+/// same-location and external parts.
+struct Base {
+    po: Rel,
+    po_loc: Rel,
+    rf: Rel,
+    co: Rel,
+    fr: Rel,
+    rfe: Rel,
+    coe: Rel,
+    fre: Rel,
 }

@@ -1,7 +1,8 @@
 //! A counterexample as a Graphviz graph: one column (cluster) per thread with its events in
 //! program order, reads-from edges (red, from the write read or from the initial state),
-//! coherence edges between successive writes to the same location (blue), and under TSO/PSO
-//! each buffered store joined to the update that took it to memory (dashed).
+//! coherence edges between successive writes to the same location (blue), dependencies of
+//! accesses on loads where the model has them (green, dashed), and under TSO/PSO each buffered
+//! store joined to the update that took it to memory (dashed).
 
 use super::{describe, location, overlap, reads_from, thread_label, writes_memory, Symbolizer};
 use crate::event::{Op, ThreadId};
@@ -72,9 +73,28 @@ pub fn graph(sym: &Symbolizer, cx: &Counterexample) -> String {
             None => {}
         }
     }
-    // Coherence: each memory write to the next overlapping one.
+    // Coherence: as the model ordered each location's writes, else each memory write to the
+    // next overlapping one in the trace.
+    for order in &cx.coherence {
+        for w in order.windows(2) {
+            out.push_str(&format!(
+                "  e{} -> e{} [color=blue, fontcolor=blue, label=\"co\", constraint=false];\n",
+                w[0] + 1,
+                w[1] + 1
+            ));
+        }
+    }
+    for &(r, e, kind) in &cx.dependencies {
+        out.push_str(&format!(
+            "  e{} -> e{} [color=darkgreen, fontcolor=darkgreen, style=dashed, label=\"{kind}\", constraint=false];\n",
+            r + 1,
+            e + 1
+        ));
+    }
+    // (a graph engine's counterexample gives its coherence order, or has none: weak traces)
+    let graph = !cx.sources.is_empty() || !cx.coherence.is_empty();
     for i in 0..cx.trace.len() {
-        if !writes_memory(cx, &cx.trace[i]) {
+        if graph || !writes_memory(cx, &cx.trace[i]) {
             continue;
         }
         let next = (i + 1..cx.trace.len())

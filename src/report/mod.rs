@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::event::{Event, Op, ThreadId};
+use crate::event::{Event, FenceKind, Op, ThreadId};
 use crate::program::Program;
 use crate::results::{Counterexample, Outcome, Output, ThreadInfo};
 
@@ -93,11 +93,24 @@ fn unseen(cx: &Counterexample, i: usize) -> Option<usize> {
         let store = !w.op.is_load() || matches!(w.op, Op::Cas { .. });
         store && w.wrote && w.op.data().is_some_and(|(a, _)| a == addr)
     };
-    let k = cx.trace[..i].iter().rposition(writes_here)?;
+    // the latest in coherence order of the writes that ran before the read
+    let k = (0..i)
+        .filter(|&j| writes_here(&cx.trace[j]))
+        .max_by_key(|&j| coherence_rank(cx, j))?;
     match reads_from(cx, i)? {
-        Some(j) if j >= k => None,
+        Some(j) if coherence_rank(cx, j) >= coherence_rank(cx, k) => None,
         _ => Some(k),
     }
+}
+
+/// Where write `j` of the trace is in its location's coherence order, as far as it orders the
+/// trace's writes to that location (the order of the trace where the counterexample gives
+/// none).
+fn coherence_rank(cx: &Counterexample, j: usize) -> usize {
+    cx.coherence
+        .iter()
+        .find_map(|order| order.iter().position(|&w| w == j))
+        .unwrap_or(j)
 }
 
 pub fn reads_from(cx: &Counterexample, i: usize) -> Option<Option<usize>> {
@@ -301,6 +314,16 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
             };
             format!("futex_wake({}, {n}) = {}", sym_of(addr), e.reply)
         }
+        // (a full fence: x86's mfence or a locked instruction's, POWER's sync)
+        Op::Fence { kind } => match kind {
+            FenceKind::Full => "fence",
+            FenceKind::Store => "sfence",
+            FenceKind::Load => "lfence",
+            FenceKind::Lightweight => "lwsync",
+            FenceKind::Eieio => "eieio",
+            FenceKind::Isync => "isync",
+        }
+        .to_string(),
         Op::Nondet { signed, .. } if signed => format!("nondet -> {}", e.reply as i64),
         Op::Nondet { .. } => format!("nondet -> {}", e.reply),
         _ => match e.op.footprint(true, false).iter().next() {
@@ -358,6 +381,38 @@ pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
     for (i, (who, what, at)) in rows.iter().enumerate() {
         out.push_str(format!("  {:>4}  {who:<w$}  {what:<dw$}  {at}", i + 1).trim_end());
         out.push('\n');
+    }
+    for order in &cx.coherence {
+        let Some((addr, _)) = cx.trace[order[0]].op.data() else {
+            continue;
+        };
+        let chain: Vec<String> = order.iter().map(|i| format!("#{}", i + 1)).collect();
+        out.push_str(&format!(
+            "  coherence of {}: {}\n",
+            data_name(sym, cx, addr.0),
+            chain.join(" -> ")
+        ));
+    }
+    for &(a, b, why) in &cx.reorderings {
+        let name = |i: usize| {
+            let e = &cx.trace[i];
+            let what = e.op.data().map(|(addr, _)| data_name(sym, cx, addr.0));
+            format!(
+                "#{} {} {}",
+                i + 1,
+                e.op.kind_name(),
+                what.unwrap_or_default()
+            )
+        };
+        out.push_str(&format!(
+            "  reordered: {} and {} ({}) took effect in the other order: {why}\n",
+            name(a),
+            name(b),
+            thread_label(sym, &cx.threads, cx.trace[a].thread)
+        ));
+    }
+    if let Some(why) = cx.weakness {
+        out.push_str(&format!("  not sequentially consistent: {why}\n"));
     }
     for (k, size, at) in blocks_used(sym, cx) {
         out.push_str(&format!(
@@ -494,6 +549,30 @@ pub fn error_json(sym: &Symbolizer, cx: &Counterexample, schedule_file: Option<&
     }
     if let Some(sig) = cx.signal {
         err["signal"] = json!(sig);
+    }
+    if !cx.coherence.is_empty() {
+        err["coherence"] = json!(cx
+            .coherence
+            .iter()
+            .map(|order| order.iter().map(|i| i + 1).collect::<Vec<_>>())
+            .collect::<Vec<_>>());
+    }
+    if !cx.dependencies.is_empty() {
+        err["dependencies"] = json!(cx
+            .dependencies
+            .iter()
+            .map(|&(r, e, kind)| json!({"from": r + 1, "to": e + 1, "kind": kind}))
+            .collect::<Vec<_>>());
+    }
+    if let Some(why) = cx.weakness {
+        err["weakness"] = json!(why);
+    }
+    if !cx.reorderings.is_empty() {
+        err["reorderings"] = json!(cx
+            .reorderings
+            .iter()
+            .map(|&(a, b, why)| json!({"first": a + 1, "second": b + 1, "why": why}))
+            .collect::<Vec<_>>());
     }
     if let Some(o) = &cx.output {
         err["output"] = json!({

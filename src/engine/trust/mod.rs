@@ -862,10 +862,25 @@ impl Trust<'_> {
                 Some((i, rf.and_then(at)))
             })
             .collect();
+        let weakness = self.model.weakness(g);
         let mut c = Counterexample {
             kind,
             message,
             sources,
+            coherence: if self.model.enumerates_coherence() {
+                coherence_in(g, &at)
+            } else {
+                Vec::new()
+            },
+            dependencies: if self.model.uses_dependencies() {
+                dependencies_in(g, &at)
+            } else {
+                Vec::new()
+            },
+            reorderings: (weakness.reordered.into_iter())
+                .filter_map(|(a, b, why)| Some((at(a)?, at(b)?, why)))
+                .collect(),
+            weakness: weakness.otherwise,
             trace: std::mem::take(&mut self.trace),
             threads,
             fault: None,
@@ -882,6 +897,42 @@ impl Trust<'_> {
         }
         self.outcome.errors.push((c, 1));
     }
+}
+
+/// Per location with more than one write in the trace (`at` its index there): their
+/// indices in coherence order.
+fn coherence_in(g: &Graph, at: &dyn Fn(EventId) -> Option<usize>) -> Vec<Vec<usize>> {
+    g.co.iter()
+        .filter(|(&addr, _)| addr != FENCE_LOCATION)
+        .map(|(_, list)| list.iter().filter_map(|&w| at(w)).collect::<Vec<_>>())
+        .filter(|order| order.len() > 1)
+        .collect()
+}
+
+/// The dependencies of the trace's events on earlier loads: (load, access, kind), as
+/// indices in the trace (`at`).
+fn dependencies_in(
+    g: &Graph,
+    at: &dyn Fn(EventId) -> Option<usize>,
+) -> Vec<(usize, usize, &'static str)> {
+    let mut out = Vec::new();
+    for e in g.events() {
+        let Some(i) = at(e) else { continue };
+        let d = &g.event(e).deps;
+        for (kind, list) in [
+            ("addr", &d.addr),
+            ("data", &d.data),
+            ("ctrl", &d.ctrl),
+            ("ctrl+isync", &d.ctrlisync),
+        ] {
+            // (a control dependency with isync is shown as that alone)
+            let shown = list
+                .iter()
+                .filter(|r| kind != "ctrl" || !d.ctrlisync.contains(r));
+            out.extend(shown.filter_map(|&r| Some((at(r)?, i, kind))));
+        }
+    }
+    out
 }
 
 /// The read `thread` waits at in an await loop: its pending load repeats its last event, a
