@@ -29,6 +29,7 @@ use super::{Config, EndVerdict, ExecError, Executor, Progress, SlotState, Snapsh
 use conditional::StoreConditional;
 use mutex::{mutex_free, mutex_of, MUTEX_FREE};
 pub use pool::Pool;
+use script::Script;
 
 #[cfg(test)]
 mod brute_force;
@@ -37,6 +38,7 @@ mod mutex;
 mod pool;
 mod report;
 mod revisit;
+mod script;
 #[cfg(test)]
 mod tests;
 
@@ -77,6 +79,7 @@ pub fn explore_shared(
         mutexes: std::collections::HashSet::new(),
         ran: Vec::new(),
         speculative: false,
+        script: Script::default(),
     };
     while let Some(g) = trust.todo.pop().or_else(|| pool.take()) {
         let before = trust.outcome.stats.executions;
@@ -135,6 +138,8 @@ struct Trust<'a> {
     /// The running execution filled a hole, or gave a read the bytes of a write that had not
     /// run: a kept event may now differ ([`Trust::catch_up`]).
     speculative: bool,
+    /// The replay's steps the executor was told it may run ahead ([`script`]).
+    script: Script,
 }
 
 /// What memory holds where the running execution wrote: the write that ran last at each
@@ -265,6 +270,42 @@ fn dependencies_of(g: &Graph, e: EventId, d: &crate::decode::SiteDependencies) -
     }
 }
 
+/// The reply that makes read `e` see what it reads from, where memory holds the write `last`
+/// (`None`: no write ran there yet) and held `initial` before the first: memory as it is where
+/// that is the write read, else the write's bytes (or the initial ones; `None` when those
+/// are not known).
+fn reply_to(
+    g: &Graph,
+    e: EventId,
+    last: Option<EventId>,
+    initial: Option<&StoreBytes>,
+) -> Option<Reply> {
+    let mut reply = Reply::default();
+    let label = g.label(e);
+    let (Some(rf), Some(addr)) = (label.rf(), label.location()) else {
+        return Some(reply);
+    };
+    if addr == FENCE_LOCATION || last == rf {
+        return Some(reply);
+    }
+    let bytes = match rf {
+        Some(w) => g.label(w).written().expect("reads from a write"),
+        None => initial?,
+    };
+    let mut patch = [0u8; MAX_ACCESS];
+    patch[..bytes.len()].copy_from_slice(bytes);
+    let mask = if bytes.len() >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bytes.len()) - 1
+    };
+    reply.patch = Some((mask, patch));
+    Some(reply)
+}
+
+/// Why a replay stops when the engine's step is not its script's.
+const LEFT_SCRIPT: &str = "internal: the graph engine left its replay's script";
+
 /// The location of the update a full fence is where the model wants one
 /// ([`Model::fences_are_updates`]); no access of a program is that low.
 const FENCE_LOCATION: u64 = 8;
@@ -292,32 +333,19 @@ fn replays(op: &Op, label: &Label) -> bool {
 }
 
 impl Trust<'_> {
-    /// The reply that makes a read see what it reads from: memory as it is where that is the
-    /// write memory holds, else the write's bytes (or the initial ones).
+    /// The reply that makes a read see what it reads from ([`reply_to`]), with what memory
+    /// holds in the running execution.
     fn reply(&self, g: &Graph, e: EventId) -> Result<Reply, ExecError> {
-        let mut reply = Reply::default();
-        let label = g.label(e);
-        let (Some(rf), Some(addr)) = (label.rf(), label.location()) else {
-            return Ok(reply);
-        };
-        if addr == FENCE_LOCATION || self.memory.last.get(&addr).copied() == rf {
-            return Ok(reply);
-        }
-        let bytes = match rf {
-            Some(w) => g.label(w).written().expect("reads from a write"),
-            None => self.memory.before.get(&addr).ok_or_else(|| {
-                ExecError::Fatal("internal: a store did not report what it wrote over".into())
-            })?,
-        };
-        let mut patch = [0u8; MAX_ACCESS];
-        patch[..bytes.len()].copy_from_slice(bytes);
-        let mask = if bytes.len() >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << bytes.len()) - 1
-        };
-        reply.patch = Some((mask, patch));
-        Ok(reply)
+        let addr = g.label(e).location().unwrap_or(0);
+        reply_to(
+            g,
+            e,
+            self.memory.last.get(&addr).copied(),
+            self.memory.before.get(&addr),
+        )
+        .ok_or_else(|| {
+            ExecError::Fatal("internal: a store did not report what it wrote over".into())
+        })
     }
 
     fn slot_of(&self, thread: u32) -> Option<u32> {
@@ -342,6 +370,9 @@ impl Trust<'_> {
             (None, Some(c)) => conditional::reply(c),
             (None, None) => self.reply(g, e)?,
         };
+        if self.script.take(slot, &reply).is_err() {
+            return Err(ExecError::Fatal(LEFT_SCRIPT.into()));
+        }
         let snap = self.exec.step(slot, &reply)?;
         if let Some(m) = mutex {
             self.mutexes.insert(m);
@@ -388,7 +419,10 @@ impl Trust<'_> {
             {
                 *bytes = stored;
                 if let Some(replaced) = executed.and_then(|x| x.replaced) {
-                    self.memory.before.entry(*addr).or_insert(replaced);
+                    if !self.memory.before.contains_key(addr) {
+                        self.script.note_initial(*addr, &replaced);
+                        self.memory.before.insert(*addr, replaced);
+                    }
                 }
                 self.memory.last.insert(*addr, e);
             }
@@ -401,6 +435,21 @@ impl Trust<'_> {
     /// Starts the program and replays `g`'s events (up to the holes); `None` when the graph
     /// cannot be run (see [`Trust::catch_up`]).
     fn replay(&mut self, g: &mut Graph) -> Result<Option<Snapshot>, ExecError> {
+        let original = g.clone();
+        self.hand_script(g, true);
+        match self.replay_as_scripted(g) {
+            // (an initial value differed from the last execution's: run it step by step)
+            Err(ExecError::Fatal(m)) if m == LEFT_SCRIPT => {
+                self.exec.end()?;
+                *g = original;
+                self.hand_script(g, false);
+                self.replay_as_scripted(g)
+            }
+            r => r,
+        }
+    }
+
+    fn replay_as_scripted(&mut self, g: &mut Graph) -> Result<Option<Snapshot>, ExecError> {
         let snap = self.exec.begin()?;
         self.slots = vec![0];
         self.trace.clear();

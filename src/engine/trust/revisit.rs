@@ -52,7 +52,7 @@ impl Trust<'_> {
             return vec![g.clone()];
         }
         let mut options = Vec::new();
-        for at in 0..=g.co_of(addr).len() {
+        for at in coherence_floor(g, e, addr)..=g.co_of(addr).len() {
             let mut h = g.clone();
             h.place(e, at);
             if self.model.consistent(&h) {
@@ -118,7 +118,9 @@ impl Trust<'_> {
                 vec![None]
             } else {
                 h.unplace(a);
-                (0..=h.co_of(addr).len()).map(Some).collect()
+                (coherence_floor(&h, a, addr)..=h.co_of(addr).len())
+                    .map(Some)
+                    .collect()
             };
             for at in positions {
                 let mut p = h.clone();
@@ -135,6 +137,28 @@ impl Trust<'_> {
             }
         }
     }
+}
+
+/// The first place in `addr`'s coherence order that write `w` may take in any model with
+/// coherence per location (`po-loc | rf | fr | co` acyclic): after its thread's earlier writes
+/// there and the writes its thread's earlier reads there read from.
+fn coherence_floor(g: &Graph, w: EventId, addr: u64) -> usize {
+    let evs = &g.threads[w.thread as usize][..w.index as usize];
+    let before = evs
+        .iter()
+        .enumerate()
+        .filter(|(_, ev)| !ev.hole && ev.label.location() == Some(addr))
+        .filter_map(|(i, ev)| {
+            let mine = EventId {
+                thread: w.thread,
+                index: i as u32,
+            };
+            let write = ev.label.writes().then_some(mine);
+            let read = ev.label.rf().flatten();
+            let at = |x: Option<EventId>| x.and_then(|x| g.co_position(x)).map(|p| p + 1);
+            at(write).max(at(read))
+        });
+    before.max().unwrap_or(0)
 }
 
 /// Were `r` and every event added after it that `a` does not depend on (in `prefix`) added

@@ -1,0 +1,116 @@
+//! Replays handed to the executor ahead of time: the steps that replay a graph are known
+//! before it runs (each thread's events in the order `Graph::next_to_replay` gives, each read
+//! given the bytes of its write), so the executor may run them without a round trip per step
+//! ([`crate::engine::Executor::script`]) and answer the engine's calls for them from what it recorded.
+
+use std::collections::HashMap;
+
+use crate::event::{ScriptStep, StoreBytes};
+use crate::graph::{EventId, Graph, Label};
+
+use super::{conditional, reply_to, Trust, FENCE_LOCATION};
+
+/// The steps the executor was given for the running replay, and how many of them the engine
+/// has taken.
+#[derive(Default)]
+pub(super) struct Script {
+    steps: Vec<ScriptStep>,
+    taken: usize,
+    /// What each location held before the program's first store to it, as the latest
+    /// execution found: a read of the initial value where a store has run is given these.
+    initial: HashMap<u64, StoreBytes>,
+}
+
+/// The step the engine took was not the script's: the executor has run ahead along the
+/// script, so the replay starts again without one.
+pub(super) struct Diverged;
+
+impl Script {
+    /// The engine takes step `slot`/`reply`: the script's next, if it has one left.
+    pub(super) fn take(&mut self, slot: u32, reply: &crate::event::Reply) -> Result<(), Diverged> {
+        let Some(step) = self.steps.get(self.taken) else {
+            return Ok(());
+        };
+        match step {
+            ScriptStep::Run {
+                slot: s, reply: r, ..
+            } if *s == slot && r == reply => {
+                self.taken += 1;
+                Ok(())
+            }
+            _ => Err(Diverged),
+        }
+    }
+
+    /// A store at `addr` wrote over `bytes`, the first in its execution.
+    pub(super) fn note_initial(&mut self, addr: u64, bytes: &StoreBytes) {
+        if self.initial.get(&addr) != Some(bytes) {
+            self.initial.insert(addr, bytes.clone());
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.steps.clear();
+        self.taken = 0;
+    }
+}
+
+impl Trust<'_> {
+    /// Hands the executor the steps that replay `g` (none with `scripted` false), as
+    /// `catch_up` will take them: up to the first whose reply is not known before it runs (a
+    /// mutex's, a read of an initial value no execution has seen yet).
+    pub(super) fn hand_script(&mut self, g: &Graph, scripted: bool) {
+        self.script.clear();
+        if scripted {
+            self.script.steps = self.script_for(g);
+        }
+        self.exec.script(self.script.steps.clone());
+    }
+
+    fn script_for(&self, g: &Graph) -> Vec<ScriptStep> {
+        let cycles = self.model.porf_cycles();
+        let mut ran = vec![0u32; g.threads.len()];
+        let mut slots: Vec<u32> = vec![0];
+        let mut last: HashMap<u64, EventId> = HashMap::new();
+        let mut steps = Vec::new();
+        while let Some(e) = g.next_to_replay(&ran, cycles) {
+            let Some(slot) = slots.iter().position(|&t| t == e.thread) else {
+                break;
+            };
+            let (ev, label) = (g.event(e), g.label(e));
+            let location = label.location().filter(|&a| a != FENCE_LOCATION);
+            if location.is_some_and(|a| self.mutexes.contains(&a)) {
+                break;
+            }
+            let reply = match ev.conditional {
+                Some(c) => conditional::reply(c),
+                None => {
+                    let addr = location.unwrap_or(0);
+                    match reply_to(
+                        g,
+                        e,
+                        last.get(&addr).copied(),
+                        self.script.initial.get(&addr),
+                    ) {
+                        Some(r) => r,
+                        None => break,
+                    }
+                }
+            };
+            steps.push(ScriptStep::Run {
+                slot: slot as u32,
+                reply,
+                pc: ev.pc,
+                addr: location.unwrap_or(0),
+            });
+            if let Label::Spawn { child } = *label {
+                slots.push(child);
+            }
+            if let (true, Some(addr)) = (label.written().is_some(), location) {
+                last.insert(addr, e);
+            }
+            ran[e.thread as usize] += 1;
+        }
+        steps
+    }
+}
