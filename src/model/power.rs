@@ -393,21 +393,21 @@ impl<'g> Relations<'g> {
         cc0.union_with(&ctrl)
             .union_with(&addr.then(&b.po))
             .union_with(&self.addr_po_across_holes());
-        let (mut ii, mut ic, mut ci, mut cc) =
-            (Rel::empty(n), Rel::empty(n), Rel::empty(n), Rel::empty(n));
-        loop {
-            let mut ci2 = ci0.union(&ci.then(&ii));
-            ci2.union_with(&cc.then(&ci));
-            let mut ii2 = ii0.union(&ci2);
-            ii2.union_with(&ic.then(&ci2)).union_with(&ii.then(&ii));
-            let mut cc2 = cc0.union(&ci2);
-            cc2.union_with(&ci2.then(&ic)).union_with(&cc.then(&cc));
-            let mut ic2 = ii2.union(&cc2);
-            ic2.union_with(&ic.then(&cc2)).union_with(&ii2.then(&ic));
-            if (&ii2, &ic2, &ci2, &cc2) == (&ii, &ic, &ci, &cc) {
-                break;
-            }
-            (ii, ic, ci, cc) = (ii2, ic2, ci2, cc2);
+        // (every relation here is within a thread: each thread's fixpoint on its own events,
+        // which are consecutive)
+        let (mut ii, mut ic) = (Rel::empty(n), Rel::empty(n));
+        let mut lo = 0;
+        while lo < n {
+            let thread = self.ids[lo].thread;
+            let hi = lo
+                + self.ids[lo..]
+                    .iter()
+                    .take_while(|e| e.thread == thread)
+                    .count();
+            let (i, c) = preserved(ii0.block(lo, hi), ci0.block(lo, hi), cc0.block(lo, hi));
+            ii.add_block(lo, &i);
+            ic.add_block(lo, &c);
+            lo = hi;
         }
         let mut ppo = ii.between(&self.reads, &self.reads);
         ppo.union_with(&ic.between(&self.reads, &self.writes));
@@ -450,10 +450,11 @@ impl<'g> Relations<'g> {
         let (fence, strong) = self.fences(&b.po);
         let mut hb = ppo.union(&fence);
         hb.union_with(&b.rfe);
-        if !hb.acyclic() {
+        let hb_plus = hb.plus();
+        if !hb_plus.irreflexive() {
             return false;
         }
-        let hb_star = hb.star();
+        let hb_star = hb_plus.opt();
         let propbase = fence.union(&b.rfe.then(&fence)).then(&hb_star);
         let mut chapo = b.rfe.union(&b.fre);
         chapo
@@ -526,6 +527,28 @@ impl<'g> Relations<'g> {
         } else {
             "no dependency or fence between them"
         }
+    }
+}
+
+/// herd's `ii`/`ic`/`ci`/`cc` fixpoint from their bases (`ii0`, `ci0`, `cc0`; `ic0` is empty):
+/// `ii` and `ic`.
+fn preserved(ii0: Rel, ci0: Rel, cc0: Rel) -> (Rel, Rel) {
+    let n = ii0.len();
+    let (mut ii, mut ic, mut ci, mut cc) =
+        (Rel::empty(n), Rel::empty(n), Rel::empty(n), Rel::empty(n));
+    loop {
+        let mut ci2 = ci0.union(&ci.then(&ii));
+        ci2.union_with(&cc.then(&ci));
+        let mut ii2 = ii0.union(&ci2);
+        ii2.union_with(&ic.then(&ci2)).union_with(&ii.then(&ii));
+        let mut cc2 = cc0.union(&ci2);
+        cc2.union_with(&ci2.then(&ic)).union_with(&cc.then(&cc));
+        let mut ic2 = ii2.union(&cc2);
+        ic2.union_with(&ic.then(&cc2)).union_with(&ii2.then(&ic));
+        if (&ii2, &ic2, &ci2, &cc2) == (&ii, &ic, &ci, &cc) {
+            return (ii, ic);
+        }
+        (ii, ic, ci, cc) = (ii2, ic2, ci2, cc2);
     }
 }
 

@@ -2,13 +2,15 @@
 //! what an axiomatic model (`power.rs`) is computed with. One flat allocation per relation and
 //! word-wide row operations: the POWER model checks every graph the engine builds.
 
+use smallvec::{smallvec, SmallVec};
+
 /// A set of events, a bit per event.
 #[derive(Clone, PartialEq, Eq)]
-pub(super) struct Set(Vec<u64>);
+pub(super) struct Set(SmallVec<[u64; 2]>);
 
 impl Set {
     pub fn empty(n: usize) -> Set {
-        Set(vec![0; words(n)])
+        Set(smallvec![0; words(n)])
     }
 
     pub fn of(n: usize, member: impl Fn(usize) -> bool) -> Set {
@@ -64,6 +66,11 @@ impl Rel {
             words,
             rows: vec![0; n * words],
         }
+    }
+
+    /// How many events it relates.
+    pub fn len(&self) -> usize {
+        self.n
     }
 
     fn row(&self, a: usize) -> &[u64] {
@@ -179,6 +186,26 @@ impl Rel {
         r
     }
 
+    /// The pairs within events `lo..hi`, numbered from 0.
+    pub fn block(&self, lo: usize, hi: usize) -> Rel {
+        let mut r = Rel::empty(hi - lo);
+        for a in lo..hi {
+            for b in self.succ(a).filter(|b| (lo..hi).contains(b)) {
+                r.add(a - lo, b - lo);
+            }
+        }
+        r
+    }
+
+    /// Adds the pairs of `r`, a block numbered from `lo`.
+    pub fn add_block(&mut self, lo: usize, r: &Rel) {
+        for a in 0..r.n {
+            for b in r.succ(a) {
+                self.add(a + lo, b + lo);
+            }
+        }
+    }
+
     /// `self ; o`
     pub fn then(&self, o: &Rel) -> Rel {
         let mut r = Rel::empty(self.n);
@@ -280,6 +307,9 @@ mod tests {
         let outside = r.outside(|_| &odd);
         assert!(outside == r.filter(|_, b| b % 2 == 0));
         assert_eq!(r.acyclic(), plus.irreflexive());
+        let mut blocks = Rel::empty(n);
+        blocks.add_block(10, &r.block(10, 60));
+        assert!(blocks == r.filter(|a, b| (10..60).contains(&a) && (10..60).contains(&b)));
         let mut cycle = Rel::empty(n);
         (0..n).for_each(|a| cycle.add(a, (a + 1) % n));
         assert!(!cycle.acyclic());
