@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{Event, Pending, ThreadId};
+use crate::event::{Event, Pending, Reply, ThreadId};
 
 /// The values an execution recorded with `__smc_observe`: (index, value), sorted by index.
 pub type Observation = Vec<(u32, u64)>;
@@ -63,6 +63,9 @@ pub struct Counterexample {
     pub signal: Option<i32>,
     /// The decisions that lead to it, one per event of `trace` ([`replay`] takes them).
     pub schedule: Vec<Step>,
+    /// Under the graph engine: the reply each step of `schedule` was given (the bytes a read
+    /// was given to read), which a replay gives again. Empty: the engine decides them again.
+    pub replies: Vec<Reply>,
     /// Stores went through store buffers (TSO, PSO): memory changes at updates.
     pub buffered: bool,
     /// Which write each read of the trace read from, as the engine chose it (the graph

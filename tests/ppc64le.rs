@@ -287,6 +287,25 @@ fn power_counterexamples_explain_the_weak_behaviour() {
     );
     let dot = std::fs::read_to_string(&dot).unwrap();
     assert_eq!(dot.matches("label=\"co\"").count(), 2, "{dot}");
+    // load buffering replayed: the read is given the bytes of the store after it again
+    let bin = build("power/lb.c", &[]);
+    let b = bin.to_str().unwrap();
+    let found = run_in(&scratch.0, &[b]);
+    assert_eq!(found.status, 1, "{}{}", found.stdout, found.stderr);
+    let stem = bin.file_name().unwrap().to_string_lossy().into_owned();
+    let schedule = scratch.0.join(format!("smc-run-out/{stem}.power.schedule"));
+    let replay = run_in(&scratch.0, &["--replay", schedule.to_str().unwrap(), b]);
+    assert!(
+        replay.status == 1 && replay.stdout.contains("replay: reproduced the saved error"),
+        "{}{}",
+        replay.stdout,
+        replay.stderr
+    );
+    assert!(
+        replay.stdout.contains("a later store)"),
+        "{}",
+        replay.stdout
+    );
     // write-to-read causality: no pair reordered, the stores reached threads in different orders
     let (e, out) = error_of(&build("power/wrc.c", &[]), &[]);
     assert!(pairs(&e).is_empty(), "{out}");

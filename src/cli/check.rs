@@ -370,8 +370,6 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     };
     let saved = match &replay {
         Some(_) => Vec::new(),
-        // (a graph engine's execution has no schedule to replay yet)
-        None if cli.engine.graph(model.as_ref())? => Vec::new(),
         None => {
             let args: Vec<String> = args
                 .iter()
@@ -499,7 +497,8 @@ fn explore(
         Some(n) => n,
         None => cpus.len().max(1),
     };
-    let graph = cli.engine.graph(model)?;
+    // (a schedule with replies is a graph engine's, whichever model it was saved under)
+    let graph = cli.engine.graph(model)? || replay.is_some_and(|r| !r.replies.is_empty());
     // The engine runs inside the program's worker processes, next to the program (the
     // interleaving engine only, for now).
     let engine = (replay.is_none() && !cli.gdb && !graph)
@@ -593,7 +592,7 @@ fn explore(
         graph,
     };
     let result = match replay {
-        Some(r) => engine::replay(&mut target, model, &cfg, &r.steps, cli.gdb),
+        Some(r) => engine::replay(&mut target, model, &cfg, &r.steps, &r.replies, cli.gdb),
         None => {
             let bar = report::progress::Bar::new(!cli.quiet && !cli.json);
             let progress = |s: &results::Stats| {
@@ -617,12 +616,20 @@ fn explore(
         }
     };
     let elapsed = started.elapsed().as_secs_f64();
-    let outcome = match result {
+    let mut outcome = match result {
         Ok(o) => o,
         Err(ExecError::Timeout { .. }) => unreachable!("the engine reports time-outs as hangs"),
         Err(ExecError::Interrupted) => return Err(UsageError("interrupted".into())),
         Err(ExecError::Fatal(msg)) => return Err(UsageError(msg)),
     };
+    if let Some(r) = replay.filter(|r| !r.replies.is_empty()) {
+        // a graph engine's replay: which write each read read, as the exploration chose it
+        let cxs = outcome.errors.iter_mut().map(|(cx, _)| cx);
+        for cx in cxs.chain(outcome.error.as_mut()) {
+            cx.sources = r.sources.clone();
+            cx.coherence = r.coherence.clone();
+        }
+    }
     if replay.is_some() && !cli.gdb {
         // the program's own output, captured (its messages are read from it) and shown
         use std::io::Write;

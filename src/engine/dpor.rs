@@ -365,12 +365,11 @@ pub fn replay(
     model: &dyn Model,
     cfg: &Config,
     schedule: &[Step],
+    replies: &[Reply],
     hand_over: bool,
 ) -> Result<Outcome, ExecError> {
     if cfg.graph {
-        return Err(ExecError::Fatal(
-            "--replay does not work with the graph engine yet".into(),
-        ));
+        return super::trust::replay(exec, cfg, schedule, replies, hand_over);
     }
     let mut x = Explorer::new(model, cfg);
     x.replay_until = schedule.len();

@@ -16,6 +16,7 @@
 
 use serde_json::{json, Value};
 
+use crate::event::{Reply, MAX_ACCESS};
 use crate::results::{Counterexample, Step};
 
 pub const SCHEDULE_SCHEMA: u64 = 1;
@@ -34,6 +35,12 @@ pub struct Schedule {
     pub kind: String,
     pub message: String,
     pub steps: Vec<Step>,
+    /// Under the graph engine: the reply of each step (a read's bytes), which the replay gives
+    /// again; and what the report says of the trace (which write each read read, coherence
+    /// order), which a replay cannot find out again.
+    pub replies: Vec<Reply>,
+    pub sources: Vec<(usize, Option<usize>)>,
+    pub coherence: Vec<Vec<usize>>,
 }
 
 impl Schedule {
@@ -56,6 +63,9 @@ impl Schedule {
             kind: cx.kind.name().to_string(),
             message: cx.message.clone(),
             steps: cx.schedule.clone(),
+            replies: cx.replies.clone(),
+            sources: cx.sources.clone(),
+            coherence: cx.coherence.clone(),
         }
     }
 
@@ -70,6 +80,9 @@ impl Schedule {
             "buffer_bound": self.buffer_bound,
             "error": { "kind": self.kind, "message": self.message },
             "steps": self.steps.iter().map(|s| json!({"thread": s.thread, "alt": s.alt})).collect::<Vec<_>>(),
+            "replies": self.replies.iter().map(reply_json).collect::<Vec<_>>(),
+            "sources": self.sources.iter().map(|&(r, w)| json!([r, w])).collect::<Vec<_>>(),
+            "coherence": self.coherence,
         })
     }
 
@@ -139,7 +152,63 @@ impl Schedule {
             kind: text_of(&v["error"]["kind"], "error.kind")?,
             message: text_of(&v["error"]["message"], "error.message")?,
             steps,
+            replies: list(&v["replies"], "replies", reply_of)?,
+            sources: list(&v["sources"], "sources", |s| {
+                let r = s[0].as_u64()? as usize;
+                match &s[1] {
+                    Value::Null => Some((r, None)),
+                    w => Some((r, Some(w.as_u64()? as usize))),
+                }
+            })?,
+            coherence: list(&v["coherence"], "coherence", |o| {
+                o.as_array()?
+                    .iter()
+                    .map(|i| Some(i.as_u64()? as usize))
+                    .collect()
+            })?,
         })
+    }
+}
+
+/// A reply as `{"value": v, "patch": [mask, "bytes in hex"]}` (no `patch`: memory as it is).
+fn reply_json(r: &Reply) -> Value {
+    let mut v = json!({ "value": r.value });
+    if let Some((mask, bytes)) = &r.patch {
+        let n = (64 - mask.leading_zeros()) as usize;
+        let hex: String = bytes[..n].iter().map(|b| format!("{b:02x}")).collect();
+        v["patch"] = json!([mask, hex]);
+    }
+    v
+}
+
+fn reply_of(v: &Value) -> Option<Reply> {
+    let value = v["value"].as_u64()?;
+    let patch = match &v["patch"] {
+        Value::Null => None,
+        p => {
+            let mask = p[0].as_u64()?;
+            let hex = p[1].as_str()?;
+            let mut bytes = [0u8; MAX_ACCESS];
+            if hex.len() % 2 != 0 || hex.len() / 2 > MAX_ACCESS {
+                return None;
+            }
+            for (i, b) in bytes.iter_mut().enumerate().take(hex.len() / 2) {
+                *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+            }
+            Some((mask, bytes))
+        }
+    };
+    Some(Reply { value, patch })
+}
+
+/// An optional list field (absent in interleaving schedules), each item read by `item`.
+fn list<T>(v: &Value, what: &str, item: impl Fn(&Value) -> Option<T>) -> Result<Vec<T>, String> {
+    match v {
+        Value::Null => Ok(Vec::new()),
+        v => v
+            .as_array()
+            .and_then(|a| a.iter().map(&item).collect())
+            .ok_or_else(|| format!("malformed schedule: `{what}`")),
     }
 }
 
@@ -168,6 +237,25 @@ mod tests {
                     alt: 1,
                 },
             ],
+            replies: Vec::new(),
+            sources: Vec::new(),
+            coherence: Vec::new(),
+        };
+        assert_eq!(Schedule::parse(&s.to_json().to_string()), Ok(s.clone()));
+        // a graph engine's: replies, sources and coherence order
+        let mut patch = [0u8; MAX_ACCESS];
+        patch[..4].copy_from_slice(&[1, 0, 0, 0x80]);
+        let s = Schedule {
+            replies: vec![
+                Reply::default(),
+                Reply {
+                    value: 3,
+                    patch: Some((0xf, patch)),
+                },
+            ],
+            sources: vec![(1, None), (4, Some(2))],
+            coherence: vec![vec![3, 2]],
+            ..s
         };
         assert_eq!(Schedule::parse(&s.to_json().to_string()), Ok(s));
         assert!(Schedule::parse("hello")

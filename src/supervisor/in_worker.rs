@@ -542,7 +542,7 @@ pub(super) fn explore(
     // the runtime notes them in the channel, which we map too
     out.shared_found = target.found_shared();
     for (schedule, count, found) in errors {
-        let r = engine::replay(target, model, cfg, &schedule, false)?;
+        let r = engine::replay(target, model, cfg, &schedule, &[], false)?;
         // A program whose error does not come back on replay: explore here, as without the
         // worker's engine.
         let Some(mut cx) = r.error else {

@@ -885,6 +885,7 @@ impl<'a> Explorer<'a> {
             signal,
             schedule,
             buffered: run.buffers.is_some(),
+            replies: Vec::new(),
             sources: Vec::new(),
             coherence: Vec::new(),
             dependencies: Vec::new(),

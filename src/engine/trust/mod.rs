@@ -29,6 +29,7 @@ use super::{Config, EndVerdict, ExecError, Executor, Progress, SlotState, Snapsh
 use conditional::StoreConditional;
 use mutex::{mutex_free, mutex_of, MUTEX_FREE};
 pub use pool::Pool;
+pub use replay::replay;
 use script::Script;
 
 #[cfg(test)]
@@ -36,6 +37,7 @@ mod brute_force;
 mod conditional;
 mod mutex;
 mod pool;
+mod replay;
 mod report;
 mod revisit;
 mod script;
@@ -80,6 +82,7 @@ pub fn explore_shared(
         ran: Vec::new(),
         speculative: false,
         script: Script::default(),
+        replies: Vec::new(),
     };
     while let Some(g) = trust.todo.pop().or_else(|| pool.take()) {
         let before = trust.outcome.stats.executions;
@@ -140,6 +143,8 @@ struct Trust<'a> {
     speculative: bool,
     /// The replay's steps the executor was told it may run ahead ([`script`]).
     script: Script,
+    /// The running execution's steps: the slot and the reply of each (for its schedule).
+    replies: Vec<(u32, Reply)>,
 }
 
 /// What memory holds where the running execution wrote: the write that ran last at each
@@ -374,6 +379,7 @@ impl Trust<'_> {
             return Err(ExecError::Fatal(LEFT_SCRIPT.into()));
         }
         let snap = self.exec.step(slot, &reply)?;
+        self.replies.push((slot, reply.clone()));
         if let Some(m) = mutex {
             self.mutexes.insert(m);
             return Ok(self.mutex_stepped(g, p, e, reply, snap));
@@ -454,6 +460,7 @@ impl Trust<'_> {
         self.slots = vec![0];
         self.trace.clear();
         self.trace_events.clear();
+        self.replies.clear();
         self.converted = None;
         self.memory = Memory::default();
         self.ran.clear();

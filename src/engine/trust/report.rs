@@ -2,8 +2,8 @@
 //! with what the graph adds to it (which write each read read, coherence order, the
 //! dependencies, and the model's account of what made it weak).
 
-use crate::graph::{EventId, Graph};
-use crate::results::{Counterexample, ErrorKind, ThreadInfo};
+use crate::graph::{EventId, Graph, Label};
+use crate::results::{Counterexample, ErrorKind, Step, ThreadInfo};
 
 use super::{stopped, Snapshot, Trust, FENCE_LOCATION};
 use crate::event::ThreadId;
@@ -74,7 +74,16 @@ impl Trust<'_> {
             threads,
             fault: None,
             signal: None,
-            schedule: Vec::new(),
+            schedule: (self.replies.iter())
+                .map(|(slot, _)| Step {
+                    thread: self
+                        .slots
+                        .get(*slot as usize)
+                        .map_or(Vec::new(), |&t| spawn_path(g, t)),
+                    alt: 0,
+                })
+                .collect(),
+            replies: self.replies.iter().map(|(_, r)| r.clone()).collect(),
             buffered: false,
             heap: self.exec.heap_blocks(),
             output: self.exec.output(),
@@ -86,6 +95,22 @@ impl Trust<'_> {
         }
         self.outcome.errors.push((c, 1));
     }
+}
+
+/// Graph thread `t` by its place in the tree of spawns (as schedules name threads): the n-th
+/// thread its parent created, after its parent's path; empty for main.
+fn spawn_path(g: &Graph, t: u32) -> Vec<u64> {
+    let Some(Some(spawn)) = g.parents.get(t as usize) else {
+        return Vec::new();
+    };
+    let mut path = spawn_path(g, spawn.thread);
+    let evs = &g.threads[spawn.thread as usize][..=spawn.index as usize];
+    let nth = evs
+        .iter()
+        .filter(|ev| matches!(ev.label, Label::Spawn { .. }))
+        .count();
+    path.push(nth as u64);
+    path
 }
 
 /// Per location with more than one write in the trace (`at` its index there): their

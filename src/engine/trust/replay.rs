@@ -1,0 +1,118 @@
+//! `--replay` of a graph engine's counterexample: its steps run again in their order, each
+//! given the reply it was given (a read the bytes of the write it read), with no engine
+//! deciding anything; the error it ends in is reported with its trace.
+
+use crate::engine::{end_verdict, Config, EndVerdict, ExecError, Executor};
+use crate::event::{Event, Op, Reply, ThreadId};
+use crate::results::{Counterexample, Outcome, Step, ThreadInfo};
+
+use super::{le_value, stopped};
+
+fn differs(step: usize) -> ExecError {
+    ExecError::Fatal(format!(
+        "the program behaved differently when replayed (at step {}): is it the same build, \
+         with the same arguments and input?",
+        step + 1
+    ))
+}
+
+/// Runs `steps` with `replies`; with `hand_over`, the last step is the debugger's.
+pub fn replay(
+    exec: &mut dyn Executor,
+    cfg: &Config,
+    steps: &[Step],
+    replies: &[Reply],
+    hand_over: bool,
+) -> Result<Outcome, ExecError> {
+    if replies.len() != steps.len() {
+        return Err(ExecError::Fatal(
+            "malformed schedule: a graph engine's schedule has a reply per step".into(),
+        ));
+    }
+    let mut snap = exec.begin()?;
+    // per slot: its thread's path in the tree of spawns, and how many threads it created
+    let (mut paths, mut spawned): (Vec<Vec<u64>>, Vec<u64>) = (vec![Vec::new()], vec![0]);
+    let mut trace: Vec<Event> = Vec::new();
+    for (i, (step, reply)) in steps.iter().zip(replies).enumerate() {
+        let slot = paths
+            .iter()
+            .position(|p| *p == step.thread)
+            .ok_or_else(|| differs(i))?;
+        let p = stopped(&snap, slot as u32).ok_or_else(|| differs(i))?;
+        if hand_over && i + 1 == steps.len() {
+            exec.hand_over(slot as u32, reply)?;
+            return Ok(Outcome::default());
+        }
+        let before = snap.slots.len();
+        snap = exec.step(slot as u32, reply)?;
+        for _ in before..snap.slots.len() {
+            spawned[slot] += 1;
+            let mut path = paths[slot].clone();
+            path.push(spawned[slot]);
+            paths.push(path);
+            spawned.push(0);
+        }
+        let mut ev = Event::from_pending(ThreadId(slot as u32), &p);
+        let executed = snap.slots.get(slot).and_then(|v| v.prev.clone());
+        ev.wrote = !matches!(p.op, Op::Cas { .. }) || executed.as_ref().is_some_and(|x| x.wrote);
+        if let Some((_, size)) = p.op.data() {
+            ev.value_read = match &reply.patch {
+                Some((_, bytes)) => Some(le_value(&bytes[..(size as usize).min(bytes.len())])),
+                None => executed.as_ref().and_then(|x| x.read),
+            };
+            ev.value_written = executed
+                .as_ref()
+                .and_then(|x| x.stored.as_deref())
+                .map(le_value);
+        }
+        trace.push(ev);
+        if snap.ended.is_some() && i + 1 < steps.len() {
+            return Err(differs(i + 1));
+        }
+    }
+    let mut outcome = Outcome::default();
+    let Some(ended) = snap.ended.clone() else {
+        exec.end()?;
+        return Ok(outcome);
+    };
+    outcome.stats.executions = 1;
+    outcome.stats.events = trace.len() as u64;
+    if let EndVerdict::Error { kind, message, .. } = end_verdict(&ended, cfg.allow_exit_status) {
+        let threads = (0..paths.len())
+            .map(|s| ThreadInfo {
+                id: ThreadId(s as u32),
+                parent: (s > 0).then(|| ThreadId(snap.slots[s].parent)),
+                start: trace
+                    .iter()
+                    .find(|e| e.thread == ThreadId(s as u32))
+                    .map_or(0, |e| e.pc),
+                pending: stopped(&snap, s as u32),
+                buffer_of: None,
+            })
+            .collect();
+        let mut cx = Counterexample {
+            kind,
+            message,
+            trace,
+            threads,
+            fault: None,
+            signal: None,
+            schedule: steps.to_vec(),
+            replies: replies.to_vec(),
+            buffered: false,
+            sources: Vec::new(),
+            coherence: Vec::new(),
+            dependencies: Vec::new(),
+            reorderings: Vec::new(),
+            weakness: None,
+            heap: exec.heap_blocks(),
+            output: exec.output(),
+            found: (0, 1),
+        };
+        crate::engine::dpor::renumber(&mut cx);
+        outcome.error = Some(cx.clone());
+        outcome.errors.push((cx, 1));
+    }
+    exec.end()?;
+    Ok(outcome)
+}
