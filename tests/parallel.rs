@@ -20,11 +20,23 @@ fn fib(scratch: &Scratch, flags: &[&str]) -> PathBuf {
 
 /// Run every shard of `binary` (each with two workers), save each one's output, and combine them.
 fn shards(scratch: &Scratch, binary: &Path, model: &str, n: u32) -> (Vec<u64>, common::Run) {
+    shards_with(scratch, binary, model, n, &[])
+}
+
+fn shards_with(
+    scratch: &Scratch,
+    binary: &Path,
+    model: &str,
+    n: u32,
+    extra: &[&str],
+) -> (Vec<u64>, common::Run) {
     let mut files = Vec::new();
     let mut executions = Vec::new();
     for k in 1..=n {
         let shard = format!("{k}/{n}");
-        let r = check(binary, model, &["-j", "2", "--shard", &shard]);
+        let mut args = vec!["-j", "2", "--shard", &shard];
+        args.extend_from_slice(extra);
+        let r = check(binary, model, &args);
         assert!(
             r.status == 0 || r.status == 1,
             "{}: {}",
@@ -77,6 +89,31 @@ fn workers_and_shards_count_what_one_worker_counts() {
         parts.iter().all(|&p| p > 0),
         "every shard has a part: {parts:?}"
     );
+    assert!(processes_of(&binary).is_empty());
+}
+
+/// The graph engine's shards: worker 0 explores the first executions alone, then the graphs
+/// it has still to visit are dealt round the shards; combined, they count what one worker
+/// counts (one execution per graph), each shard some.
+#[test]
+fn graph_engine_shards_count_what_one_worker_counts() {
+    let scratch = Scratch::new("parallel-graph-shards");
+    let binary = fib(&scratch, &[]);
+    for (model, extra, expected) in [("tso", &["--engine", "graph"][..], 153), ("ra", &[][..], 0)] {
+        let one = check(&binary, model, extra);
+        assert_eq!(one.verdict(), "ok", "{}{}", one.stdout, one.stderr);
+        if expected > 0 {
+            assert_eq!(one.executions(), expected, "{}", one.command);
+        }
+        let (parts, combined) = shards_with(&scratch, &binary, model, 3, extra);
+        assert_eq!(combined.status, 0, "{}", combined.stderr);
+        assert_eq!(combined.verdict(), "ok");
+        assert_eq!(combined.executions(), one.executions(), "{model} {parts:?}");
+        assert!(
+            parts.iter().all(|&p| p > 0),
+            "every shard has a part: {parts:?}"
+        );
+    }
     assert!(processes_of(&binary).is_empty());
 }
 

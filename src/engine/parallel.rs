@@ -57,12 +57,7 @@ pub fn explore_jobs<E: Executor + Send>(
         leaves,
     } = jobs;
     if cfg.graph {
-        if shard.is_some() {
-            return Err(ExecError::Fatal(
-                "--shard does not work with the graph engine yet".into(),
-            ));
-        }
-        return explore_graphs(first, start, jobs, model, cfg, progress);
+        return explore_graphs(first, start, jobs, shard, model, cfg, progress);
     }
     if jobs <= 1 && shard.is_none() {
         return explore_through(first, model, cfg, &mut |s| progress(s), None);
@@ -159,13 +154,14 @@ fn explore_graphs<E: Executor + Send>(
     first: &mut E,
     start: &(dyn Fn(usize) -> Result<E, ExecError> + Sync),
     jobs: usize,
+    shard: Option<Shard>,
     model: &dyn Model,
     cfg: &Config,
     progress: &(dyn Fn(&Stats) -> bool + Sync),
 ) -> Result<Outcome, ExecError> {
     use super::trust::{explore_shared, Pool};
     let jobs = jobs.max(1);
-    let pool = Pool::new(jobs);
+    let pool = Pool::new(jobs, shard);
     let totals = Totals::new(jobs);
     let work = |w: usize, exec: &mut dyn Executor, g| {
         let mut each = |s: &Stats| progress(&totals.with(w, s));

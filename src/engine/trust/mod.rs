@@ -51,7 +51,14 @@ pub fn explore(
     cfg: &Config,
     progress: Progress,
 ) -> Result<Outcome, ExecError> {
-    explore_shared(exec, model, cfg, progress, &Pool::new(1), Graph::default())
+    explore_shared(
+        exec,
+        model,
+        cfg,
+        progress,
+        &Pool::new(1, None),
+        Graph::default(),
+    )
 }
 
 /// Explore as one worker of several (`-j`): graphs still to visit are independent (a visit
@@ -110,7 +117,14 @@ pub fn explore_shared(
         if pool.done() {
             break; // another worker stopped the exploration
         }
+        if pool.split(&mut trust.todo, executions) == Some(true) {
+            trust.outcome = Outcome::default(); // (the first shard's)
+        }
         pool.share(&mut trust.todo, executions);
+    }
+    if pool.never_split().is_some_and(|s| s.index != 0) {
+        // a sharded exploration too small to split (or stopped first) is the first shard's
+        return Ok(Outcome::default());
     }
     Ok(trust.outcome)
 }
