@@ -257,8 +257,8 @@ fn power_counterexamples_explain_the_weak_behaviour() {
         "{kinds:?}"
     );
     // 2+2W: each location's coherence order, the last write of each the one read at the end
-    let bin = build("power/2plus2w.c", &[]);
-    let dot = scratch.0.join("2plus2w.dot");
+    let bin = build("tso/two_plus_two_w.c", &[]);
+    let dot = scratch.0.join("two_plus_two_w.dot");
     let (e, out) = error_of(&bin, &["--dot", dot.to_str().unwrap()]);
     let co = e["coherence"].as_array().expect("a coherence order");
     assert_eq!(co.len(), 2, "{out}");
