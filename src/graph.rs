@@ -239,6 +239,10 @@ pub struct Graph {
     /// placed is in no list.
     pub co: BTreeMap<u64, Vec<EventId>>,
     pub next_stamp: u32,
+    /// Where the exploration met the graph, not what it is: how many visits lead to it from
+    /// the first, and (`--shard`) whether it lies below a graph dealt to this shard.
+    pub depth: u32,
+    pub owned: bool,
 }
 
 impl Graph {

@@ -92,9 +92,9 @@ fn workers_and_shards_count_what_one_worker_counts() {
     assert!(processes_of(&binary).is_empty());
 }
 
-/// The graph engine's shards: worker 0 explores the first executions alone, then the graphs
-/// it has still to visit are dealt round the shards; combined, they count what one worker
-/// counts (one execution per graph), each shard some.
+/// The graph engine's shards: every shard visits the top of the tree of visits (the first
+/// counts it), the graphs at the split depth are dealt round them; combined, they count what
+/// one worker counts (one execution per graph), each shard some.
 #[test]
 fn graph_engine_shards_count_what_one_worker_counts() {
     let scratch = Scratch::new("parallel-graph-shards");
@@ -115,6 +115,12 @@ fn graph_engine_shards_count_what_one_worker_counts() {
         );
     }
     assert!(processes_of(&binary).is_empty());
+    // a larger tree: sigma N=7, 7! weak traces under ra, in parts of which none is half
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs/sigma.c");
+    let sigma = compile(&scratch, &src, "gcc", &["-O2", "-DN=7"]);
+    let (parts, combined) = shards_with(&scratch, &sigma, "ra", 3, &[]);
+    assert_eq!(combined.executions(), 5040, "{parts:?}");
+    assert!(parts.iter().all(|&p| p < 5040 / 2), "{parts:?}");
 }
 
 #[test]

@@ -29,6 +29,7 @@ use super::{Config, EndVerdict, ExecError, Executor, Progress, SlotState, Snapsh
 use conditional::StoreConditional;
 use mutex::{mutex_free, mutex_of, MUTEX_FREE};
 pub use pool::Pool;
+use pool::{Part, Visit};
 pub use replay::replay;
 use script::Script;
 
@@ -91,13 +92,30 @@ pub fn explore_shared(
         script: Script::default(),
         replies: Vec::new(),
     };
-    while let Some(g) = trust.todo.pop().or_else(|| pool.take()) {
+    let mut part = pool.shard().map(Part::new);
+    while let Some(mut g) = trust.todo.pop().or_else(|| pool.take()) {
+        let visit = part.as_mut().map_or(Visit::Count, |p| p.visit(&mut g));
+        if visit == Visit::Skip {
+            continue;
+        }
+        // (the top of a sharded exploration is the first shard's to count)
+        let counted = (visit == Visit::Uncounted).then(|| trust.outcome.clone());
+        let (depth, owned, base) = (g.depth, g.owned, trust.todo.len());
         let before = trust.outcome.stats.executions;
         if let Err(e) = trust.run(g) {
             pool.stop();
             return Err(e);
         }
+        for child in &mut trust.todo[base..] {
+            (child.depth, child.owned) = (depth + 1, owned);
+        }
         let executions = pool.executed(trust.outcome.stats.executions - before);
+        if let Some(o) = counted {
+            trust.outcome = o;
+        }
+        if let Some(p) = part.as_mut() {
+            p.after(&trust.todo, executions);
+        }
         if !progress(&trust.outcome.stats) {
             pool.stop();
             return Err(ExecError::Interrupted);
@@ -117,14 +135,7 @@ pub fn explore_shared(
         if pool.done() {
             break; // another worker stopped the exploration
         }
-        if pool.split(&mut trust.todo, executions) == Some(true) {
-            trust.outcome = Outcome::default(); // (the first shard's)
-        }
         pool.share(&mut trust.todo, executions);
-    }
-    if pool.never_split().is_some_and(|s| s.index != 0) {
-        // a sharded exploration too small to split (or stopped first) is the first shard's
-        return Ok(Outcome::default());
     }
     Ok(trust.outcome)
 }

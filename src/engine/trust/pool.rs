@@ -1,4 +1,5 @@
-//! The graphs still to visit that the graph engine's workers (`-j`) share.
+//! The graphs still to visit that the graph engine's workers (`-j`) share, and a shard's part
+//! of them (`--shard`).
 
 use crate::engine::parallel::Shard;
 use crate::graph::Graph;
@@ -9,16 +10,9 @@ pub struct Pool {
     wake: std::sync::Condvar,
     /// Executions by all the workers so far.
     executions: std::sync::atomic::AtomicU64,
-    /// This check's part of the exploration (`--shard`), until worker 0 has split it off.
-    shard: std::sync::Mutex<Option<Shard>>,
+    /// This check's part of the exploration (`--shard`).
+    shard: Option<Shard>,
 }
-
-/// When worker 0 splits a sharded exploration: the graphs it has to visit then, dealt round the
-/// shards, are their parts. Past its first executions (every shard explores those, the first
-/// counts them), as soon as there is a graph for each shard. (The stack of graphs to visit
-/// stays short, about the depth of an execution, and its oldest graph is the largest subtree:
-/// the parts are uneven.)
-const SHARD_AFTER: u64 = 64;
 
 struct PoolState {
     graphs: Vec<Graph>,
@@ -44,39 +38,13 @@ impl Pool {
             }),
             wake: std::sync::Condvar::new(),
             executions: std::sync::atomic::AtomicU64::new(0),
-            shard: std::sync::Mutex::new(shard),
+            shard,
         }
     }
 
-    /// Worker 0's graphs to visit `todo`, after `executions`: in a sharded exploration, once
-    /// it is large enough, cut down to this shard's part (every `count`-th graph, from the
-    /// graph at `index`). True when this shard does not count what was explored so far (the
-    /// first shard does). Not split yet: no other worker may take a graph.
-    pub(super) fn split(&self, todo: &mut Vec<Graph>, executions: u64) -> Option<bool> {
-        let mut shard = self.shard.lock().unwrap();
-        let s = (*shard)?;
-        if executions < SHARD_AFTER || todo.len() < s.count as usize {
-            return Some(false);
-        }
-        *shard = None;
-        let all = std::mem::take(todo);
-        todo.extend(
-            all.into_iter()
-                .enumerate()
-                .filter(|(i, _)| *i as u64 % s.count == s.index)
-                .map(|(_, g)| g),
-        );
-        Some(s.index != 0)
-    }
-
-    /// Whether a sharded exploration still waits to be split (its workers must not share).
-    fn unsplit(&self) -> bool {
-        self.never_split().is_some()
-    }
-
-    /// The shard of a sharded exploration not split (yet).
-    pub(super) fn never_split(&self) -> Option<Shard> {
-        *self.shard.lock().unwrap()
+    /// This exploration's shard, if it is one.
+    pub(super) fn shard(&self) -> Option<Shard> {
+        self.shard
     }
 
     /// A graph to visit, waiting for one while any worker is still visiting; None when the
@@ -109,17 +77,31 @@ impl Pool {
     }
 
     /// Hands the older half of `todo` (the larger subtrees, at its bottom) to the workers
-    /// waiting for work, if any (and once the exploration is large enough).
+    /// waiting for work, if any (and once the exploration is large enough). In a sharded
+    /// exploration only graphs of this shard's own: the top and the dealing are worker 0's,
+    /// in the order every shard meets them.
     pub(super) fn share(&self, todo: &mut Vec<Graph>, executions: u64) {
-        if todo.len() < 2 || executions < SHARE_AFTER || self.unsplit() {
+        let sharded = self.shard.is_some();
+        let mine = |g: &Graph| !sharded || g.owned;
+        let n = todo.iter().filter(|g| mine(g)).count() / 2;
+        if n == 0 || executions < SHARE_AFTER {
             return;
         }
         let mut s = self.state.lock().unwrap();
         if s.idle == 0 || !s.graphs.is_empty() {
             return;
         }
-        let n = todo.len() / 2;
-        s.graphs.extend(todo.drain(..n));
+        let mut given = 0;
+        let mut kept = Vec::with_capacity(todo.len());
+        for g in todo.drain(..) {
+            if given < n && mine(&g) {
+                s.graphs.push(g);
+                given += 1;
+            } else {
+                kept.push(g);
+            }
+        }
+        *todo = kept;
         self.wake.notify_all();
     }
 
@@ -132,5 +114,73 @@ impl Pool {
     /// Whether the exploration is over.
     pub fn done(&self) -> bool {
         self.state.lock().unwrap().done
+    }
+}
+
+/// A sharded exploration (`--shard`) is split past its first executions, which every shard
+/// visits (the first counts them): at the split depth, this far below the shallowest graph
+/// still to visit then (plus a level per doubling of the shards), graphs are dealt round the
+/// shards, each exploring below its own.
+const SHARD_AFTER: u64 = 64;
+const SPLIT_LEVELS: u32 = 3;
+
+/// How a shard visits a graph.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Visit {
+    Count,
+    /// The top of the tree, which the first shard counts.
+    Uncounted,
+    /// Another shard's.
+    Skip,
+}
+
+/// A shard's part of the tree of visits: every shard visits the same top (the exploration is
+/// deterministic), so the graphs it deals are the same in each, met in the same order.
+pub(super) struct Part {
+    shard: Shard,
+    /// The split depth, once decided.
+    depth: Option<u32>,
+    /// Graphs dealt so far.
+    dealt: u64,
+}
+
+impl Part {
+    pub(super) fn new(shard: Shard) -> Part {
+        Part {
+            shard,
+            depth: None,
+            dealt: 0,
+        }
+    }
+
+    /// Whether this shard visits `g` (taking it for its own when dealt to it).
+    pub(super) fn visit(&mut self, g: &mut Graph) -> Visit {
+        if g.owned {
+            return Visit::Count;
+        }
+        match self.depth {
+            Some(d) if g.depth >= d => {
+                self.dealt += 1;
+                if (self.dealt - 1) % self.shard.count == self.shard.index {
+                    g.owned = true;
+                    Visit::Count
+                } else {
+                    Visit::Skip
+                }
+            }
+            _ if self.shard.index == 0 => Visit::Count,
+            _ => Visit::Uncounted,
+        }
+    }
+
+    /// After a visit, with `todo` still to visit: the split depth, once past the first
+    /// executions.
+    pub(super) fn after(&mut self, todo: &[Graph], executions: u64) {
+        if self.depth.is_some() || executions < SHARD_AFTER {
+            return;
+        }
+        let levels = SPLIT_LEVELS + (64 - (self.shard.count - 1).leading_zeros());
+        let shallowest = todo.iter().filter(|g| !g.owned).map(|g| g.depth).min();
+        self.depth = shallowest.map(|m| m + levels);
     }
 }
