@@ -17,6 +17,13 @@ fn cross(scratch: &Scratch, src: &Path, flags: &[&str]) -> PathBuf {
     compile(scratch, src, CROSS_CC, flags)
 }
 
+/// Test program `file` cross-compiled at -O2 with `flags`.
+fn cross_o2(scratch: &Scratch, file: &str, flags: &[&str]) -> PathBuf {
+    let mut all = vec!["-O2"];
+    all.extend_from_slice(flags);
+    cross(scratch, &source(file), &all)
+}
+
 /// Test programs whose visible accesses are the same loads and stores on both instruction
 /// sets at -O0 (no read-modify-write: POWER's is a load-reserve and a store-conditional, two
 /// events where x86-64 has one locked instruction).
@@ -147,11 +154,7 @@ fn store_buffering_on_power_binaries() {
 #[test]
 fn power_model_on_compiled_programs() {
     let scratch = Scratch::new("ppc64le-power");
-    let build = |file: &str, flags: &[&str]| {
-        let mut all = vec!["-O2"];
-        all.extend_from_slice(flags);
-        cross(&scratch, &source(file), &all)
-    };
+    let build = |file: &str, flags: &[&str]| cross_o2(&scratch, file, flags);
     let want = |bin: &Path, model: &str, verdict: &str, executions: u64| {
         let r = check(bin, model, &["--keep-going"]);
         assert_eq!(
@@ -196,11 +199,7 @@ fn power_model_on_compiled_programs() {
 #[test]
 fn power_counterexamples_explain_the_weak_behaviour() {
     let scratch = Scratch::new("ppc64le-power-explain");
-    let build = |file: &str, flags: &[&str]| {
-        let mut all = vec!["-O2"];
-        all.extend_from_slice(flags);
-        cross(&scratch, &source(file), &all)
-    };
+    let build = |file: &str, flags: &[&str]| cross_o2(&scratch, file, flags);
     let error_of = |bin: &Path, extra: &[&str]| {
         let r = check(bin, "power", extra);
         assert_eq!(r.verdict(), "error", "{}{}", r.stdout, r.stderr);
