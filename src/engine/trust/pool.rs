@@ -160,8 +160,9 @@ impl Part {
         }
         match self.depth {
             Some(d) if g.depth >= d => {
+                let nth = self.dealt;
                 self.dealt += 1;
-                if (self.dealt - 1) % self.shard.count == self.shard.index {
+                if nth % self.shard.count == self.shard.index {
                     g.owned = true;
                     Visit::Count
                 } else {
