@@ -898,7 +898,9 @@ __attribute__((constructor)) static void smc_init(void) {
                 continue;
             uint8_t *at = (uint8_t *)(uintptr_t)(g_bias + g_sites[k].offset);
             uint64_t stub = stub_addr(k);
-            if (hooks && g_sites[k].len >= SMC_HOOK_LEN && smc_reaches((uint64_t)(uintptr_t)at + 5, stub))
+            /* a store-conditional's hook sets the pc (it is carried out), a stub goes on to the copy */
+            if (hooks && g_sites[k].len >= SMC_HOOK_LEN && !(g_sites[k].flags & SMC_SITE_RESERVE) &&
+                smc_reaches((uint64_t)(uintptr_t)at, stub))
                 smc_write_jump(at, stub);
             else
                 smc_write_trap(at);

@@ -144,6 +144,26 @@ fn store_buffering_on_power_binaries() {
     assert_eq!(check(&iriw, "ra", &[]).verdict(), "error");
 }
 
+/// A site's jump hook (a branch to a stub that calls the runtime) hands back every register
+/// the program holds across it: general registers, CTR, LR, CR, XER, FPSCR, the full vector
+/// registers and the red zone. The store-conditional sites, which keep the trap, are covered
+/// by the atomics programs above.
+#[test]
+fn jump_hooks_keep_every_register() {
+    let scratch = Scratch::new("ppc64le-registers");
+    let bin = cross_o2(&scratch, "power/keeps_registers.c", &[]);
+    for model in ["sc", "power"] {
+        let r = check(&bin, model, &[]);
+        assert_eq!(
+            (r.verdict(), r.executions()),
+            ("ok", 3),
+            "{model}: {}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
 /// The POWER model, the default for a ppc64le program, on compiled C (exact counts: one
 /// execution per consistent graph, none blocked): load buffering is an error under power only;
 /// a data dependency forbids it, unless the value came from another run of the same load

@@ -160,9 +160,9 @@ static inline void smc_put_rel32(uint8_t *at, uint64_t next, uint64_t to) {
     memcpy(at, &rel, 4);
 }
 
-/* Can a rel32 displacement at `from` (the end of its instruction) reach `to`? */
-static inline int smc_reaches(uint64_t from, uint64_t to) {
-    int64_t d = (int64_t)(to - from);
+/* Can a `jmp rel32` at `at` reach `to`? */
+static inline int smc_reaches(uint64_t at, uint64_t to) {
+    int64_t d = (int64_t)(to - (at + 5));
     return d == (int32_t)d;
 }
 
