@@ -15,6 +15,9 @@
 //! read of another thread (`rfe`): what a thread did before it created one is visible to it,
 //! and what a thread did is visible after it is joined.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use super::relation::{Rel, Set};
 use super::{Model, Weakness};
 use crate::event::Event;
@@ -404,7 +407,7 @@ impl<'g> Relations<'g> {
                     .iter()
                     .take_while(|e| e.thread == thread)
                     .count();
-            let (i, c) = preserved(ii0.block(lo, hi), ci0.block(lo, hi), cc0.block(lo, hi));
+            let (i, c) = preserved_memo(ii0.block(lo, hi), ci0.block(lo, hi), cc0.block(lo, hi));
             ii.add_block(lo, &i);
             ic.add_block(lo, &c);
             lo = hi;
@@ -528,6 +531,29 @@ impl<'g> Relations<'g> {
             "no dependency or fence between them"
         }
     }
+}
+
+/// `preserved`, remembered: a thread's bases recur across the graphs of an exploration (most
+/// revisits change other threads), and the fixpoint was the model's largest cost.
+fn preserved_memo(ii0: Rel, ci0: Rel, cc0: Rel) -> (Rel, Rel) {
+    type Memo = HashMap<(Rel, Rel, Rel), (Rel, Rel)>;
+    thread_local! {
+        static MEMO: RefCell<Memo> = RefCell::new(HashMap::new());
+    }
+    const MEMO_CAP: usize = 1 << 14;
+    let key = (ii0, ci0, cc0);
+    if let Some(found) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
+        return found;
+    }
+    let value = preserved(key.0.clone(), key.1.clone(), key.2.clone());
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_CAP {
+            m.clear();
+        }
+        m.insert(key, value.clone());
+    });
+    value
 }
 
 /// herd's `ii`/`ic`/`ci`/`cc` fixpoint from their bases (`ii0`, `ci0`, `cc0`; `ic0` is empty):
