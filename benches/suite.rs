@@ -258,6 +258,15 @@ fn suite() -> Vec<Program> {
             .expect([OK])
             .full_only(true),
     );
+    // the default on this machine's two cores (RSMC's 161 s was one)
+    v.push(
+        program("power", "benches/programs/sb10w.c", &[])
+            .ppc64le()
+            .models(&["power"])
+            .expect([OK])
+            .jobs(2)
+            .full_only(true),
+    );
     for t in 10..=16 {
         let d = format!("-DTHREADS={t}");
         v.push(

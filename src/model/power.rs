@@ -15,8 +15,8 @@
 //! read of another thread (`rfe`): what a thread did before it created one is visible to it,
 //! and what a thread did is visible after it is joined.
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use super::relation::{Rel, Set};
 use super::{Model, Weakness};
@@ -536,9 +536,9 @@ impl<'g> Relations<'g> {
 /// `preserved`, remembered: a thread's bases recur across the graphs of an exploration (most
 /// revisits change other threads), and the fixpoint was the model's largest cost.
 fn preserved_memo(ii0: Rel, ci0: Rel, cc0: Rel) -> (Rel, Rel) {
-    type Memo = HashMap<(Rel, Rel, Rel), (Rel, Rel)>;
+    type Memo = FxHashMap<(Rel, Rel, Rel), (Rel, Rel)>;
     thread_local! {
-        static MEMO: RefCell<Memo> = RefCell::new(HashMap::new());
+        static MEMO: RefCell<Memo> = RefCell::new(FxHashMap::default());
     }
     const MEMO_CAP: usize = 1 << 14;
     let key = (ii0, ci0, cc0);

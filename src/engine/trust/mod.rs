@@ -177,8 +177,8 @@ struct Trust<'a> {
 /// events go).
 #[derive(Default)]
 struct Memory {
-    last: std::collections::HashMap<u64, EventId>,
-    before: std::collections::HashMap<u64, StoreBytes>,
+    last: rustc_hash::FxHashMap<u64, EventId>,
+    before: rustc_hash::FxHashMap<u64, StoreBytes>,
 }
 
 /// The locations accessed in the exploration: the graph engine takes an access as reading or

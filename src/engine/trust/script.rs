@@ -3,7 +3,7 @@
 //! given the bytes of its write), so the executor may run them without a round trip per step
 //! ([`crate::engine::Executor::script`]) and answer the engine's calls for them from what it recorded.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::event::{ScriptStep, StoreBytes};
 use crate::graph::{EventId, Graph, Label};
@@ -71,7 +71,7 @@ impl Trust<'_> {
         let cycles = self.model.porf_cycles();
         let mut ran = vec![0u32; g.threads.len()];
         let mut slots: Vec<u32> = vec![0];
-        let mut last: HashMap<u64, EventId> = HashMap::new();
+        let mut last: HashMap<u64, EventId> = HashMap::default();
         let mut steps = Vec::new();
         while let Some(e) = g.next_to_replay(&ran, cycles) {
             let Some(slot) = slots.iter().position(|&t| t == e.thread) else {
