@@ -125,6 +125,16 @@ pub trait Executor {
     /// Let `slot` run its pending operation with `reply`; returns when every thread waits again
     /// or the process has ended.
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError>;
+    /// As [`Executor::step`], but an executor whose program runs apart from the engine may
+    /// return `None` as soon as `slot` runs: the engine works meanwhile, then takes the state
+    /// with [`Executor::finish_step`] (and calls nothing else before).
+    fn start_step(&mut self, slot: u32, reply: &Reply) -> Result<Option<Snapshot>, ExecError> {
+        self.step(slot, reply).map(Some)
+    }
+    /// The state after the step [`Executor::start_step`] started.
+    fn finish_step(&mut self) -> Result<Snapshot, ExecError> {
+        Err(ExecError::Fatal("internal: no step was started".into()))
+    }
     /// As [`Executor::step`], for a step that hung in an earlier execution with the same
     /// prefix ([`SlotState::Hung`]): it hangs again, and the executor may set its thread aside
     /// after a short while rather than the full time limit.

@@ -810,12 +810,23 @@ impl Executor for NativeTarget {
     }
 
     fn step(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
+        match self.start_step(slot, reply)? {
+            Some(snap) => Ok(snap),
+            None => self.wait(),
+        }
+    }
+
+    fn start_step(&mut self, slot: u32, reply: &Reply) -> Result<Option<Snapshot>, ExecError> {
         let is_next = |s: &ScriptStep| matches!(s, ScriptStep::Run { slot: n, reply: r, .. } if *n == slot && r == reply);
         if let Some(r) = self.replayed_step(is_next) {
-            return r;
+            return r.map(Some);
         }
         let i = self.set_reply(slot, reply)?;
         self.resume(i);
+        Ok(None)
+    }
+
+    fn finish_step(&mut self) -> Result<Snapshot, ExecError> {
         self.wait()
     }
 

@@ -31,6 +31,7 @@ use mutex::{mutex_free, mutex_of, MUTEX_FREE};
 pub use pool::Pool;
 use pool::{Part, Visit};
 pub use replay::replay;
+use revisit::sources_of;
 use script::Script;
 
 #[cfg(test)]
@@ -179,6 +180,12 @@ struct Trust<'a> {
 struct Memory {
     last: rustc_hash::FxHashMap<u64, EventId>,
     before: rustc_hash::FxHashMap<u64, StoreBytes>,
+}
+
+/// A step begun: its reply, and the state after it if the executor ran it to its end.
+struct Started {
+    reply: Reply,
+    snap: Option<Snapshot>,
 }
 
 /// The locations accessed in the exploration: the graph engine takes an access as reading or
@@ -394,8 +401,20 @@ impl Trust<'_> {
         p: &Pending,
         e: EventId,
     ) -> Result<Snapshot, ExecError> {
-        let mutex = mutex_of(&p.op);
-        let reply = match (mutex, g.event(e).conditional) {
+        let started = self.start_step(g, slot, p, e)?;
+        self.finish_step(g, slot, p, e, started)
+    }
+
+    /// The first half of [`Trust::step`]: the reply sent, the program perhaps running on while
+    /// the engine works (`Started::snap` is `None` then).
+    fn start_step(
+        &mut self,
+        g: &Graph,
+        slot: u32,
+        p: &Pending,
+        e: EventId,
+    ) -> Result<Started, ExecError> {
+        let reply = match (mutex_of(&p.op), g.event(e).conditional) {
             (Some(_), _) => self.mutex_reply(g, e, &p.op),
             (None, Some(c)) => conditional::reply(c),
             (None, None) => self.reply(g, e)?,
@@ -403,7 +422,25 @@ impl Trust<'_> {
         if self.script.take(slot, &reply).is_err() {
             return Err(ExecError::Fatal(LEFT_SCRIPT.into()));
         }
-        let snap = self.exec.step(slot, &reply)?;
+        let snap = self.exec.start_step(slot, &reply)?;
+        Ok(Started { reply, snap })
+    }
+
+    /// The second half of [`Trust::step`], on the graph `start_step` was given.
+    fn finish_step(
+        &mut self,
+        g: &mut Graph,
+        slot: u32,
+        p: &Pending,
+        e: EventId,
+        started: Started,
+    ) -> Result<Snapshot, ExecError> {
+        let Started { reply, snap } = started;
+        let snap = match snap {
+            Some(snap) => snap,
+            None => self.exec.finish_step()?,
+        };
+        let mutex = mutex_of(&p.op);
         self.replies.push((slot, reply.clone()));
         if let Some(m) = mutex {
             self.mutexes.insert(m);
@@ -769,7 +806,31 @@ impl Trust<'_> {
             }
             steps += 1;
             match g.label(e).clone() {
-                Label::Read { addr, .. } | Label::Update { addr, .. } => {
+                Label::Read { addr, .. } => {
+                    // the source this execution takes is the last consistent one: the program
+                    // runs on with it while the others are checked (and kept for later)
+                    let candidates = sources_of(&g, e, addr);
+                    let mut taken = None;
+                    for k in (0..candidates.len()).rev() {
+                        if let Some(h) = self.with_source(&g, e, candidates[k]) {
+                            taken = Some((k, h));
+                            break;
+                        }
+                    }
+                    let Some((k, mut first)) = taken else {
+                        self.outcome.stats.blocked += 1;
+                        return self.exec.end();
+                    };
+                    let started = self.start_step(&first, slot, &p, e)?;
+                    let others: Vec<Graph> = candidates[..k]
+                        .iter()
+                        .filter_map(|&w| self.with_source(&g, e, w))
+                        .collect();
+                    self.todo.extend(others);
+                    snap = self.finish_step(&mut first, slot, &p, e, started)?;
+                    g = first;
+                }
+                Label::Update { addr, .. } => {
                     let (mut options, taken) = self.sources(&g, e, addr);
                     // an update revisits reads with each source it may read from, also one
                     // that another update reads from (which it then revisits); its bytes are
@@ -789,9 +850,21 @@ impl Trust<'_> {
                     snap = self.step(&mut g, slot, &p, e)?;
                 }
                 Label::Write { addr, .. } => {
-                    snap = self.step(&mut g, slot, &p, e)?;
+                    let mut options;
+                    if mutex_of(&p.op).is_none() {
+                        // its places are checked while the program runs on: consistency does
+                        // not look at the bytes, which the step reports (put in after)
+                        let started = self.start_step(&g, slot, &p, e)?;
+                        options = self.placements(&g, e, addr);
+                        snap = self.finish_step(&mut g, slot, &p, e, started)?;
+                        for h in &mut options {
+                            *h.label_mut(e) = g.label(e).clone();
+                        }
+                    } else {
+                        snap = self.step(&mut g, slot, &p, e)?;
+                        options = self.placements(&g, e, addr);
+                    }
                     self.revisits(&g, e);
-                    let mut options = self.placements(&g, e, addr);
                     let Some(first) = options.pop() else {
                         return Err(ExecError::Fatal(
                             "internal: a write has no consistent place".into(),

@@ -13,15 +13,7 @@ impl Trust<'_> {
     /// reading from a write that another update reads from: inconsistent, but a revisit of the
     /// other update makes them whole.
     pub(super) fn sources(&self, g: &Graph, e: EventId, addr: u64) -> (Vec<Graph>, Vec<Graph>) {
-        let candidates: Vec<Option<EventId>> = std::iter::once(None)
-            .chain(
-                g.events()
-                    .filter(|&w| {
-                        w != e && g.label(w).writes() && g.label(w).location() == Some(addr)
-                    })
-                    .map(Some),
-            )
-            .collect();
+        let candidates = sources_of(g, e, addr);
         let (mut options, mut taken) = (Vec::new(), Vec::new());
         for w in candidates {
             let mut h = g.clone();
@@ -43,6 +35,16 @@ impl Trust<'_> {
             }
         }
         (options, taken)
+    }
+
+    /// `g` with read `e` reading from `w` (None: the initial value), if that is consistent.
+    pub(super) fn with_source(&self, g: &Graph, e: EventId, w: Option<EventId>) -> Option<Graph> {
+        let mut h = g.clone();
+        match h.label_mut(e) {
+            Label::Read { rf, .. } => *rf = w,
+            _ => unreachable!("with_source is for plain reads"),
+        }
+        self.model.consistent(&h).then_some(h)
     }
 
     /// `g` with write `e` at each consistent place in its location's coherence order.
@@ -215,4 +217,16 @@ fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix:
         }
     }
     true
+}
+
+/// What `e`, an access of `addr`, may read from, in the order its graphs are made: the initial
+/// value, then each other write of the location in the graph's order.
+pub(super) fn sources_of(g: &Graph, e: EventId, addr: u64) -> Vec<Option<EventId>> {
+    std::iter::once(None)
+        .chain(
+            g.events()
+                .filter(|&w| w != e && g.label(w).writes() && g.label(w).location() == Some(addr))
+                .map(Some),
+        )
+        .collect()
 }
