@@ -810,14 +810,7 @@ impl Trust<'_> {
                     // the source this execution takes is the last consistent one: the program
                     // runs on with it while the others are checked (and kept for later)
                     let candidates = sources_of(&g, e, addr);
-                    let mut taken = None;
-                    for k in (0..candidates.len()).rev() {
-                        if let Some(h) = self.with_source(&g, e, candidates[k]) {
-                            taken = Some((k, h));
-                            break;
-                        }
-                    }
-                    let Some((k, mut first)) = taken else {
+                    let Some((k, mut first)) = self.last_source(&g, e, &candidates) else {
                         self.outcome.stats.blocked += 1;
                         return self.exec.end();
                     };
@@ -831,7 +824,7 @@ impl Trust<'_> {
                     g = first;
                 }
                 Label::Update { addr, .. } => {
-                    let (mut options, taken) = self.sources(&g, e, addr);
+                    let (mut options, taken) = self.update_sources(&g, e, addr);
                     // an update revisits reads with each source it may read from, also one
                     // that another update reads from (which it then revisits); its bytes are
                     // known once it has run, before any read replays it
@@ -851,6 +844,7 @@ impl Trust<'_> {
                 }
                 Label::Write { addr, .. } => {
                     let mut options;
+                    // (a mutex's step gives the event its order, which consistency reads)
                     if mutex_of(&p.op).is_none() {
                         // its places are checked while the program runs on: consistency does
                         // not look at the bytes, which the step reports (put in after)

@@ -8,33 +8,52 @@ use crate::model::Model;
 use super::Trust;
 
 impl Trust<'_> {
-    /// `g` with read (or update) `e` reading from each write it may, each consistent; an
-    /// update goes right after its source in coherence order. Second, an update's graphs
-    /// reading from a write that another update reads from: inconsistent, but a revisit of the
-    /// other update makes them whole.
-    pub(super) fn sources(&self, g: &Graph, e: EventId, addr: u64) -> (Vec<Graph>, Vec<Graph>) {
-        let candidates = sources_of(g, e, addr);
+    /// `g` with update `e` reading from each write it may, each consistent, right after its
+    /// source in coherence order. Second, its graphs reading from a write that another update
+    /// reads from: inconsistent, but a revisit of the other update makes them whole.
+    pub(super) fn update_sources(
+        &self,
+        g: &Graph,
+        e: EventId,
+        addr: u64,
+    ) -> (Vec<Graph>, Vec<Graph>) {
         let (mut options, mut taken) = (Vec::new(), Vec::new());
-        for w in candidates {
+        for w in sources_of(g, e, addr) {
             let mut h = g.clone();
             match h.label_mut(e) {
-                Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = w,
-                _ => unreachable!(),
+                Label::Update { rf, .. } => *rf = w,
+                _ => unreachable!("update_sources is for updates"),
             }
-            if h.label(e).writes() && self.model.enumerates_coherence() {
+            if self.model.enumerates_coherence() {
                 let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
                 h.place(e, at);
             }
             if self.model.consistent(&h) {
                 options.push(h);
-            } else if h.label(e).writes()
-                && g.events()
-                    .any(|u| matches!(g.label(u), Label::Update { rf, .. } if *rf == w))
+            } else if g
+                .events()
+                .any(|u| matches!(g.label(u), Label::Update { rf, .. } if *rf == w))
             {
                 taken.push(h);
             }
         }
         (options, taken)
+    }
+
+    /// The source read `e` takes in this execution: the last of `candidates` it may
+    /// consistently read from, with its index (the graphs of those before it are
+    /// [`Trust::with_source`]'s, made while the program runs on).
+    pub(super) fn last_source(
+        &self,
+        g: &Graph,
+        e: EventId,
+        candidates: &[Option<EventId>],
+    ) -> Option<(usize, Graph)> {
+        candidates
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(k, &w)| self.with_source(g, e, w).map(|h| (k, h)))
     }
 
     /// `g` with read `e` reading from `w` (None: the initial value), if that is consistent.
