@@ -19,8 +19,8 @@
 //! code wrote over it since), any other is given its write's bytes (the runtime reports what
 //! each store wrote over, so a read of the initial value gets those).
 
-use crate::event::{Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
-use crate::graph::{Conditional, Dependencies, EventId, Graph, Label};
+use crate::event::{Event, Op, Pending, Reply, StoreBytes, ThreadId};
+use crate::graph::{Conditional, EventId, Graph, Label};
 use crate::model::Model;
 use crate::results::{ErrorKind, Outcome};
 
@@ -33,6 +33,7 @@ use pool::{Part, Visit};
 pub use replay::replay;
 use revisit::sources_of;
 use script::Script;
+use step::{dependencies_of, label_of};
 
 #[cfg(test)]
 mod brute_force;
@@ -43,6 +44,7 @@ mod replay;
 mod report;
 mod revisit;
 mod script;
+mod step;
 #[cfg(test)]
 mod tests;
 
@@ -182,12 +184,6 @@ struct Memory {
     before: rustc_hash::FxHashMap<u64, StoreBytes>,
 }
 
-/// A step begun: its reply, and the state after it if the executor ran it to its end.
-struct Started {
-    reply: Reply,
-    snap: Option<Snapshot>,
-}
-
 /// The locations accessed in the exploration: the graph engine takes an access as reading or
 /// writing one location as a whole, so accesses of other sizes or offsets overlapping it are
 /// refused, not explored wrongly.
@@ -213,131 +209,6 @@ impl Locations {
         self.0.insert(addr, size);
         Ok(())
     }
-}
-
-/// The label an operation adds, before its outcome is known (a read's source, a write's
-/// bytes, whether a compare-exchange writes); `None` for what adds no event (the end of the
-/// process, an assumption).
-fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
-    let read = |addr: u64, size| Label::Read {
-        addr,
-        size,
-        rf: None,
-    };
-    let write = |addr: u64, size| Label::Write {
-        addr,
-        size,
-        bytes: StoreBytes::new(),
-    };
-    Ok(Some(match *op {
-        Op::Load { addr, size } | Op::RmwLoad { addr, size } | Op::Cas { addr, size } => {
-            read(addr.0, size)
-        }
-        Op::Store { addr, size } | Op::RmwStore { addr, size } => write(addr.0, size),
-        // a mutex as a one-byte lock word: a lock reads it, and takes it (an update) when it
-        // read it free; an unlock frees it, an atomic update as glibc's (a barrier, as its
-        // release is)
-        Op::MutexLock { obj } | Op::MutexTryLock { obj } => read(obj.0, 1),
-        Op::MutexUnlock { obj } => Label::Update {
-            addr: obj.0,
-            size: 1,
-            rf: None,
-            bytes: smallvec::smallvec![MUTEX_FREE],
-        },
-        Op::Rmw { addr, size } => Label::Update {
-            addr: addr.0,
-            size,
-            rf: None,
-            bytes: StoreBytes::new(),
-        },
-        Op::Fence {
-            kind: FenceKind::Full,
-        } => Label::Fence,
-        Op::Fence {
-            kind: FenceKind::Lightweight,
-        } => Label::Lwsync,
-        Op::Fence {
-            kind: FenceKind::Eieio,
-        } => Label::Eieio,
-        // what the others cannot see: stores are never in memory for a heap release to wait
-        // for, and no model here orders by the other fences
-        Op::Fence { .. } | Op::Yield | Op::HeapRelease { .. } => Label::Local,
-        Op::Spawn => Label::Spawn { child: u32::MAX },
-        Op::ThreadStart => Label::Start,
-        Op::ThreadExit => Label::Exit,
-        Op::Join { slot } => match slots.get(slot as usize) {
-            Some(&child) => Label::Join { child },
-            None => return Err(ExecError::Fatal("internal: a join of no thread".into())),
-        },
-        Op::ProcessExit { .. } | Op::Assume { .. } => return Ok(None),
-        _ => {
-            return Err(ExecError::Fatal(format!(
-                "the graph engine (--model ra, --engine graph) does not support `{}` yet",
-                op.kind_name()
-            )))
-        }
-    }))
-}
-
-/// The events a new event `e` depends on: for each load address, its thread's latest read
-/// there (the execution the value flows from), unless a load of the thread since was no event
-/// (it fell on the thread's own memory: that execution of the load may be the one the value
-/// came from, and a dependency that is not there would hide behaviours).
-fn dependencies_of(g: &Graph, e: EventId, d: &crate::decode::SiteDependencies) -> Dependencies {
-    let evs = &g.threads[e.thread as usize][..e.index as usize];
-    let skipped = g.event(e).skipped;
-    let latest = |pcs: &[u64]| -> Vec<EventId> {
-        pcs.iter()
-            .filter_map(|&pc| {
-                evs.iter()
-                    .rposition(|x| x.pc == pc && x.label.reads())
-                    .filter(|&i| evs[i].skipped == skipped)
-                    .map(|i| EventId {
-                        thread: e.thread,
-                        index: i as u32,
-                    })
-            })
-            .collect()
-    };
-    Dependencies {
-        addr: latest(&d.addr),
-        data: latest(&d.data),
-        ctrl: latest(&d.ctrl),
-        ctrlisync: latest(&d.ctrlisync),
-    }
-}
-
-/// The reply that makes read `e` see what it reads from, where memory holds the write `last`
-/// (`None`: no write ran there yet) and held `initial` before the first: memory as it is where
-/// that is the write read, else the write's bytes (or the initial ones; `None` when those
-/// are not known).
-fn reply_to(
-    g: &Graph,
-    e: EventId,
-    last: Option<EventId>,
-    initial: Option<&StoreBytes>,
-) -> Option<Reply> {
-    let mut reply = Reply::default();
-    let label = g.label(e);
-    let (Some(rf), Some(addr)) = (label.rf(), label.location()) else {
-        return Some(reply);
-    };
-    if addr == FENCE_LOCATION || last == rf {
-        return Some(reply);
-    }
-    let bytes = match rf {
-        Some(w) => g.label(w).written().expect("reads from a write"),
-        None => initial?,
-    };
-    let mut patch = [0u8; MAX_ACCESS];
-    patch[..bytes.len()].copy_from_slice(bytes);
-    let mask = if bytes.len() >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bytes.len()) - 1
-    };
-    reply.patch = Some((mask, patch));
-    Some(reply)
 }
 
 /// Why a replay stops when the engine's step is not its script's.
@@ -370,134 +241,11 @@ fn replays(op: &Op, label: &Label) -> bool {
 }
 
 impl Trust<'_> {
-    /// The reply that makes a read see what it reads from ([`reply_to`]), with what memory
-    /// holds in the running execution.
-    fn reply(&self, g: &Graph, e: EventId) -> Result<Reply, ExecError> {
-        let addr = g.label(e).location().unwrap_or(0);
-        reply_to(
-            g,
-            e,
-            self.memory.last.get(&addr).copied(),
-            self.memory.before.get(&addr),
-        )
-        .ok_or_else(|| {
-            ExecError::Fatal("internal: a store did not report what it wrote over".into())
-        })
-    }
-
     fn slot_of(&self, thread: u32) -> Option<u32> {
         self.slots
             .iter()
             .position(|&t| t == thread)
             .map(|s| s as u32)
-    }
-
-    /// Runs `slot`'s pending operation `p` as event `e` of `g`; notes a created thread's
-    /// slot, a write's bytes, a compare-exchange that wrote, and the step in the trace.
-    fn step(
-        &mut self,
-        g: &mut Graph,
-        slot: u32,
-        p: &Pending,
-        e: EventId,
-    ) -> Result<Snapshot, ExecError> {
-        let started = self.start_step(g, slot, p, e)?;
-        self.finish_step(g, slot, p, e, started)
-    }
-
-    /// The first half of [`Trust::step`]: the reply sent, the program perhaps running on while
-    /// the engine works (`Started::snap` is `None` then).
-    fn start_step(
-        &mut self,
-        g: &Graph,
-        slot: u32,
-        p: &Pending,
-        e: EventId,
-    ) -> Result<Started, ExecError> {
-        let reply = match (mutex_of(&p.op), g.event(e).conditional) {
-            (Some(_), _) => self.mutex_reply(g, e, &p.op),
-            (None, Some(c)) => conditional::reply(c),
-            (None, None) => self.reply(g, e)?,
-        };
-        if self.script.take(slot, &reply).is_err() {
-            return Err(ExecError::Fatal(LEFT_SCRIPT.into()));
-        }
-        let snap = self.exec.start_step(slot, &reply)?;
-        Ok(Started { reply, snap })
-    }
-
-    /// The second half of [`Trust::step`], on the graph `start_step` was given.
-    fn finish_step(
-        &mut self,
-        g: &mut Graph,
-        slot: u32,
-        p: &Pending,
-        e: EventId,
-        started: Started,
-    ) -> Result<Snapshot, ExecError> {
-        let Started { reply, snap } = started;
-        let snap = match snap {
-            Some(snap) => snap,
-            None => self.exec.finish_step()?,
-        };
-        let mutex = mutex_of(&p.op);
-        self.replies.push((slot, reply.clone()));
-        if let Some(m) = mutex {
-            self.mutexes.insert(m);
-            return Ok(self.mutex_stepped(g, p, e, reply, snap));
-        }
-        if let Label::Spawn { child } = *g.label(e) {
-            if snap.slots.len() > self.slots.len() {
-                self.slots.push(child);
-            }
-        }
-        let executed = snap.slots.get(slot as usize).and_then(|v| v.prev.clone());
-        let wrote = executed.as_ref().is_some_and(|x| x.wrote);
-        if let (Op::Cas { .. }, Label::Read { addr, size, rf }, true) = (&p.op, g.label(e), wrote) {
-            *g.label_mut(e) = Label::Update {
-                addr: *addr,
-                size: *size,
-                rf: *rf,
-                bytes: StoreBytes::new(),
-            };
-            self.converted = Some(e);
-        }
-        let mut ev = Event::from_pending(ThreadId(e.thread), p);
-        ev.wrote = !matches!(p.op, Op::Cas { .. }) || wrote;
-        if let Some(Some(w)) = g.label(e).rf() {
-            ev.value_read = g.label(w).written().map(|b| le_value(b));
-        } else if g.label(e).reads() {
-            ev.value_read = executed.as_ref().and_then(|x| x.read);
-        }
-        if g.label(e).writes() && g.label(e).location() != Some(FENCE_LOCATION) {
-            let stored = match executed.as_ref().and_then(|x| x.stored.clone()) {
-                Some(s) => s,
-                // the store faulted and ended the process
-                None if snap.ended.is_some() => StoreBytes::new(),
-                None => {
-                    return Err(ExecError::Fatal(
-                        "internal: a store's bytes were not reported (stores must be buffered)"
-                            .into(),
-                    ))
-                }
-            };
-            ev.value_written = Some(le_value(&stored));
-            if let Label::Write { addr, bytes, .. } | Label::Update { addr, bytes, .. } =
-                g.label_mut(e)
-            {
-                *bytes = stored;
-                if let Some(replaced) = executed.and_then(|x| x.replaced) {
-                    if !self.memory.before.contains_key(addr) {
-                        self.script.note_initial(*addr, &replaced);
-                        self.memory.before.insert(*addr, replaced);
-                    }
-                }
-                self.memory.last.insert(*addr, e);
-            }
-        }
-        self.trace.push(ev);
-        self.trace_events.push(Some(e));
-        Ok(snap)
     }
 
     /// Starts the program and replays `g`'s events (up to the holes); `None` when the graph

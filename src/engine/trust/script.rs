@@ -8,7 +8,8 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::event::{ScriptStep, StoreBytes};
 use crate::graph::{EventId, Graph, Label};
 
-use super::{conditional, reply_to, Trust, FENCE_LOCATION};
+use super::step::reply_to;
+use super::{conditional, Trust, FENCE_LOCATION};
 
 /// The steps the executor was given for the running replay, and how many of them the engine
 /// has taken.
