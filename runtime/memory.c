@@ -134,6 +134,23 @@ void span_of_object(uint64_t addr, uint64_t *lo, uint64_t *hi) {
     *hi = q[2];
 }
 
+/* The executable (the first object): its load bias into out[0], its span into out[1], out[2]. */
+static int first_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    uint64_t *out = data;
+    out[0] = info->dlpi_addr;
+    object_span(info, &out[1], &out[2]);
+    return 1;
+}
+
+void program_span(uint64_t *bias, uint64_t *lo, uint64_t *hi) {
+    uint64_t out[3] = {0, 0, 0};
+    dl_iterate_phdr(first_object, out);
+    *bias = out[0];
+    *lo = out[1];
+    *hi = out[2];
+}
+
 int in_runtime(uint64_t pc) { return pc >= g_rt_lo && pc < g_rt_hi; }
 
 void memory_init(void) { span_of_object(U(&memory_init), &g_rt_lo, &g_rt_hi); }

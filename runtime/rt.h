@@ -262,6 +262,7 @@ struct dl_phdr_info;
 /* The lowest and highest address of an object's loaded segments. */
 void object_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi);
 void span_of_object(uint64_t addr, uint64_t *lo, uint64_t *hi); /* the loaded object at addr */
+void program_span(uint64_t *bias, uint64_t *lo, uint64_t *hi); /* the executable's bias and span */
 
 /* ---- sync.c ---- */
 

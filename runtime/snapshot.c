@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <link.h>
 #include <unistd.h>
 
 #define MAX_REGIONS 64
@@ -185,14 +184,6 @@ static int same_file(const struct mapping *a, int a_ok, const struct mapping *b)
     return a_ok && a->inode == b->inode && strcmp(a->dev, b->dev) == 0;
 }
 
-/* The end of the main program's .bss: where its brk heap starts. */
-static int main_end_of(struct dl_phdr_info *info, size_t size, void *out) {
-    (void)size;
-    uint64_t lo;
-    object_span(info, &lo, out);
-    return 1; /* the first object is the program */
-}
-
 static const char *read_maps(void) {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return "cannot read /proc/self/maps";
@@ -276,8 +267,8 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
     /* qemu-user does not label the brk heap [heap]: it is the anonymous mapping that ends at the
      * break, after the program's .bss (checking all of it at each restore took 50 us there) */
     char *brk_now = sys_brk(NULL);
-    uint64_t bss_end = 0;
-    dl_iterate_phdr(main_end_of, &bss_end);
+    uint64_t bias, lo, bss_end; /* the program's end: its .bss's */
+    program_span(&bias, &lo, &bss_end);
     uint64_t after = 0; /* end of the last file mapping copied: its .bss may follow */
     for (const char *p = maps; *p;) {
         struct mapping m;
@@ -309,7 +300,7 @@ const char *smc_snapshot_take(char **argv, const struct smc_range *extra, int ne
     /* argc, argv, the environment and auxv: programs may rewrite them (getopt permutes argv) */
     if (!stack_hi) return "no [stack] mapping";
     if ((why = add((char *)(argv - 1), stack_hi))) return why;
-    snap_brk = sys_brk(NULL);
+    snap_brk = brk_now;
     if (!heap_lo) heap_lo = snap_brk;
     heap_region = nregions;
     if ((why = add(heap_lo, snap_brk))) return why;

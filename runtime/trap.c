@@ -738,14 +738,6 @@ static void install_handlers(void) {
 
 /* ---- start-up: map the channel, receive the relocated copies, patch the text ---- */
 
-static int first_object(struct dl_phdr_info *info, size_t size, void *data) {
-    (void)size;
-    uint64_t *out = data; /* bias, lowest, highest address of the executable */
-    out[0] = info->dlpi_addr;
-    object_span(info, &out[1], &out[2]);
-    return 1; /* the first object is the executable */
-}
-
 static void init_fail(const char *msg) {
     snprintf(ch->err_msg, SMC_MSG_LEN, "%s", msg);
     STORE(&ch->init_state, SMC_INIT_FAILED);
@@ -854,13 +846,12 @@ __attribute__((constructor)) static void smc_init(void) {
     if (!real_pthread_create || !real_pthread_join || !real_pthread_exit || !real_exit || !real_assert_fail)
         init_fail("runtime: cannot resolve the pthread functions");
 
-    uint64_t img[3];
-    dl_iterate_phdr(first_object, img);
-    g_bias = img[0];
+    uint64_t text_lo, text_hi;
+    program_span(&g_bias, &text_lo, &text_hi);
     g_nsites = ch->nsites;
     g_sites = (const struct smc_site *)((char *)ch + ch->sites_off);
     if (ch->code_cap) {
-        g_tramp = map_near(img[1], img[2], tramp_size());
+        g_tramp = map_near(text_lo, text_hi, tramp_size());
         if (!g_tramp) init_fail("runtime: no room for a trampoline near the program's text");
     }
     ch->load_bias = g_bias;
