@@ -545,7 +545,7 @@ fn preserved_memo(ii0: Rel, ci0: Rel, cc0: Rel) -> (Rel, Rel) {
     if let Some(found) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return found;
     }
-    let value = preserved(key.0.clone(), key.1.clone(), key.2.clone());
+    let value = preserved(&key.0, &key.1, &key.2);
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= MEMO_CAP {
@@ -558,7 +558,7 @@ fn preserved_memo(ii0: Rel, ci0: Rel, cc0: Rel) -> (Rel, Rel) {
 
 /// herd's `ii`/`ic`/`ci`/`cc` fixpoint from their bases (`ii0`, `ci0`, `cc0`; `ic0` is empty):
 /// `ii` and `ic`.
-fn preserved(ii0: Rel, ci0: Rel, cc0: Rel) -> (Rel, Rel) {
+fn preserved(ii0: &Rel, ci0: &Rel, cc0: &Rel) -> (Rel, Rel) {
     let n = ii0.len();
     let (mut ii, mut ic, mut ci, mut cc) =
         (Rel::empty(n), Rel::empty(n), Rel::empty(n), Rel::empty(n));
