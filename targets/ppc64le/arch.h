@@ -29,6 +29,10 @@ typedef unsigned long greg_t;
 /* The relocated copies end with a relative branch back: I-form, +-32 MiB. */
 #define SMC_TRAMP_REACH (1ULL << 25)
 
+/* A constant as text, for the offsets in assembly (coro.h, hook.h). */
+#define SMC_STR_(x) #x
+#define SMC_STR(x) SMC_STR_(x)
+
 static inline void smc_write_trap(uint8_t *at) {
     uint32_t w = SMC_TRAP_WORD;
     memcpy(at, &w, 4);

@@ -27,8 +27,6 @@
 #define SMC_CORO_FPSCR 200
 #define SMC_CORO_FPR 208 /* f14..f31 */
 #define SMC_CORO_VR 352  /* v20..v31 */
-#define SMC_STR_(x) #x
-#define SMC_STR(x) SMC_STR_(x)
 
 /* smc_coro_switch(&save_sp, load_sp, load_tp, program): suspends the caller, resumes the other
  * one (`program` is for x86-64's vector state; POWER's needs nothing). */
