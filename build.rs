@@ -12,6 +12,7 @@ const RUNTIME_SOURCES: &[&str] = &[
     "runtime/sys.h",
     "runtime/trap.c",
     "runtime/script.c",
+    "runtime/pending.c",
     "runtime/threads.c",
     "runtime/exits.c",
     "runtime/sync.c",

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 16
+#define SMC_CHANNEL_VERSION 17
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -21,6 +21,7 @@
 #define SMC_MAX_SHARED 64   /* shared stack and TLS ranges, each list */
 #define SMC_MAX_SCRIPT 2048 /* scripted steps per execution */
 #define SMC_MAX_LOG 4096    /* slot copies logged while the runtime runs a script */
+#define SMC_MAX_PENDING 16384 /* buffered stores of all threads at once (forwarding) */
 #define SMC_SCRIPT_COMMIT 0xffffffffu /* a scripted step that is a buffered store reaching memory */
 
 /* Operations a thread can announce (smc_slot.op). */
@@ -167,6 +168,9 @@ struct smc_slot {
     uint32_t stored_size;
     uint32_t skipped; /* loads of the thread so far that were no event (its own memory): a
                        * dependency on a load does not reach past one (the POWER model) */
+    /* its buffered stores in `pending`, oldest first (index + 1; 0: none) */
+    uint32_t pending_head;
+    uint32_t pending_tail;
     uint8_t patch[SMC_MAX_ACCESS];
     uint8_t stored[SMC_MAX_ACCESS];
     /* SMC_FLAG_GRAPH: what memory held before the store in `stored` wrote over it */
@@ -185,7 +189,7 @@ struct smc_block {
 struct smc_commit {
     uint64_t addr;
     uint32_t size;
-    uint32_t pad;
+    uint32_t owner; /* the slot whose store it is */
     uint8_t bytes[SMC_MAX_ACCESS];
 };
 
@@ -202,7 +206,21 @@ struct smc_script_step {
      * stopped elsewhere ends the script there: the program behaves differently */
     uint64_t expect_pc;
     uint64_t expect_addr;
+    uint32_t owner; /* commit: the slot whose store it is */
+    uint32_t pad;
     uint8_t bytes[SMC_MAX_ACCESS]; /* the load's patch, or the commit's bytes */
+};
+
+/* A buffered store (TSO, PSO) as its own thread sees it (store forwarding), kept by the runtime
+ * from the stop that captured it until it reaches memory (pending.c). */
+struct smc_pending {
+    uint64_t addr;
+    uint32_t size;
+    uint32_t pad;
+    uint32_t prev; /* the owner's next older and newer pending stores (index + 1; 0: none) */
+    uint32_t next; /* ... or, for a free entry, the next free one */
+    uint8_t bytes[SMC_MAX_ACCESS];
+    uint8_t saved[SMC_MAX_ACCESS]; /* runtime: what memory held there while the owner runs */
 };
 
 /* A slot as it was after `epoch` scripted steps (logged when the step before changed it). */
@@ -358,6 +376,12 @@ struct smc_header {
     uint32_t pad4;
     struct smc_script_step script[SMC_MAX_SCRIPT];
     struct smc_log_entry log[SMC_MAX_LOG];
+    /* The threads' buffered stores (pending.c): entries 1..pending_top were used in this
+     * execution, pending_free heads the list of those free again (index + 1; 0: none). Reset
+     * with the slots' lists by the supervisor before each execution. */
+    uint32_t pending_top;
+    uint32_t pending_free;
+    struct smc_pending pending[SMC_MAX_PENDING];
 };
 
 #endif

@@ -127,6 +127,12 @@ static inline void commit_bytes(uint64_t addr, const uint8_t *bytes, uint32_t si
     if (addr >= 4096 && size <= SMC_MAX_ACCESS) memcpy((void *)addr, bytes, size);
 }
 
+/* ---- pending.c: a thread's buffered stores, which it sees while it runs ---- */
+int smc_pending_push(struct smc_slot *s, uint64_t addr, uint32_t size, const uint8_t *bytes);
+void smc_pending_retire(uint32_t owner, uint64_t addr);
+void smc_pending_show(struct smc_slot *s);
+void smc_pending_hide(struct smc_slot *s);
+
 /* Is [addr, addr + size) on a thread's stack (the slots' stack area, main's stack)? */
 static inline int on_a_stack(uint64_t addr, uint64_t size) {
     uint64_t area = (uint64_t)(uintptr_t)g_stack_area;

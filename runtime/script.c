@@ -48,6 +48,7 @@ int run_script(void) {
         const struct smc_script_step *st = &ch->script[k];
         if (st->slot == SMC_SCRIPT_COMMIT) {
             commit_bytes(st->addr, st->bytes, st->size);
+            smc_pending_retire(st->owner, st->addr);
             ch->script_done = k + 1;
             continue;
         }

@@ -102,6 +102,8 @@ static inline void copy_access(void *dst, const void *src, uint64_t size) {
     }
 }
 
+static int buffered(void) { return (ch->flags & SMC_FLAG_BUFFERED) != 0; }
+
 /* Undo this thread's tentative change, capturing a buffered store's bytes first. */
 static void undo_tentative(struct smc_slot *s) {
     if (!t_fix.active) return;
@@ -123,6 +125,25 @@ static void undo_tentative(struct smc_slot *s) {
     t_fix.active = 0;
 }
 
+/* The thread stops running the program's code: its tentative change is undone (a buffered
+ * store's bytes captured), and its buffered stores, which only it sees (pending.c), leave
+ * memory; a store captured now joins them. */
+static void stop_running(struct smc_slot *s) {
+    int store = t_fix.active && t_fix.capture && buffered() && !(ch->flags & SMC_FLAG_GRAPH);
+    uint64_t addr = t_fix.addr, size = t_fix.size;
+    undo_tentative(s);
+    smc_pending_hide(s);
+    if (store && !smc_pending_push(s, addr, (uint32_t)size, s->stored)) {
+        /* not an error of the program's: the execution is cut here, as at the step bound */
+        char msg[128];
+        snprintf(msg, sizeof msg, "more than %d stores buffered at once (the checker's limit)",
+                 SMC_MAX_PENDING);
+        report_error(SMC_ERR_LIMIT, 0, t_trap_pc, 0, msg);
+        if (g_coroutines) co_end(0, 0);
+        die_now(0);
+    }
+}
+
 /* Remember memory at [addr, addr+size) so that what the thread does to it next is undone. */
 static void begin_tentative(uint64_t addr, uint64_t size, int capture) {
     if (addr < 4096 || size > SMC_MAX_ACCESS) return; /* the access faults, or is too wide to buffer */
@@ -133,7 +154,6 @@ static void begin_tentative(uint64_t addr, uint64_t size, int capture) {
     t_fix.active = 1;
 }
 
-static int buffered(void) { return (ch->flags & SMC_FLAG_BUFFERED) != 0; }
 
 /* Let a load see its own thread's buffered bytes, as the supervisor says. */
 static void apply_patch(struct smc_slot *s, uint64_t addr, uint64_t size) {
@@ -155,6 +175,7 @@ static void apply_commits(void) {
          * the stack frames written into are gone (and reused by the exit itself) */
         if ((ch->flags & SMC_FLAG_GRAPH) && on_a_stack(c->addr, c->size)) continue;
         commit_bytes(c->addr, c->bytes, c->size);
+        smc_pending_retire(c->owner, c->addr);
     }
     STORE(&ch->ncommits, 0);
 }
@@ -229,6 +250,7 @@ static void wait_go(struct smc_slot *s, const struct hash_src *h) {
         die_now(0);
     }
     if (LOAD(&ch->ncommits)) apply_commits();
+    smc_pending_show(s);
     HANDOFF_STORE(&s->go, 0);
     HANDOFF_STORE(&s->state, SMC_SLOT_RUNNING);
 }
@@ -256,7 +278,7 @@ uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uin
         uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
         if (here >= c->floor && here < c->top && (!c->low || here < c->low)) c->low = here;
     }
-    undo_tentative(s);
+    stop_running(s);
     publish_prev(s);
     s->op = op;
     s->addr = addr;
@@ -708,7 +730,7 @@ static void on_hang(int sig, siginfo_t *si, void *ucv) {
     uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
     if (here >= c->floor && here < c->top && (!c->low || here < c->low)) c->low = here;
     struct smc_slot *s = &ch->slots[me];
-    undo_tentative(s);
+    stop_running(s);
     publish_prev(s);
     HANDOFF_STORE(&s->state, SMC_SLOT_HUNG);
     c->waiting = 0;

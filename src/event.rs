@@ -605,6 +605,10 @@ pub enum ScriptStep {
         pc: u64,
         addr: u64,
     },
-    /// A buffered store reaches memory.
-    Commit { addr: u64, bytes: StoreBytes },
+    /// A buffered store of slot `owner` reaches memory.
+    Commit {
+        owner: u32,
+        addr: u64,
+        bytes: StoreBytes,
+    },
 }

@@ -7,9 +7,9 @@ use std::mem::{offset_of, size_of};
 use std::process::Command;
 
 use smc_run::channel::{
-    coroutines, store_conditional, Block, Commit, Header, LogEntry, ScriptStep, Slot, MAGIC,
-    MAX_ACCESS, MAX_BLOCKS, MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_SCRIPT, MAX_THREADS, MSG_LEN,
-    SCRIPT_COMMIT, VERSION,
+    coroutines, store_conditional, Block, Commit, Header, LogEntry, PendingStore, ScriptStep, Slot,
+    MAGIC, MAX_ACCESS, MAX_BLOCKS, MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_PENDING, MAX_SCRIPT,
+    MAX_THREADS, MSG_LEN, SCRIPT_COMMIT, VERSION,
 };
 use smc_run::site::Site;
 
@@ -27,16 +27,17 @@ fn rust_mirror_matches_the_c_header() {
     let mut rust = fields!(Site, "smc_site": offset, disp, copy_off, size, kind, len, base, index, scale, addr32, orig, dead_regs, string_op, rep, spin_reg, spin_value, await_mask);
     rust.extend(
         fields!(Slot, "smc_slot": go, state, parent, op, addr, addr2, size, arg, pc, hash, reply,
-        prev_read, prev_written, prev_flags, site, patch_mask, stored_size, skipped, patch, stored, replaced),
+        prev_read, prev_written, prev_flags, site, patch_mask, stored_size, skipped, pending_head, pending_tail, patch, stored, replaced),
     );
-    rust.extend(fields!(Commit, "smc_commit": addr, size, bytes));
+    rust.extend(fields!(Commit, "smc_commit": addr, size, owner, bytes));
     rust.extend(fields!(Block, "smc_block": addr, size, pc));
-    rust.extend(fields!(ScriptStep, "smc_script_step": slot, size, reply, patch_mask, addr, expect_pc, expect_addr, bytes));
+    rust.extend(fields!(ScriptStep, "smc_script_step": slot, size, reply, patch_mask, addr, expect_pc, expect_addr, owner, bytes));
+    rust.extend(fields!(PendingStore, "smc_pending": addr, size, prev, next, bytes, saved));
     rust.extend(fields!(LogEntry, "smc_log_entry": epoch, slot, copy));
     rust.extend(fields!(Header, "smc_header": magic, version, max_threads, total_size, nsites, flags, sites_off,
         code_off, code_cap, init_state, explore_cmd, load_bias, tramp_addr, self_addr, fs_cmd, fs_quit, child_pid, wait_status, exec_done,
         abort, coroutines, rt_wake, worker_cmd, worker_last, sup_sleeping, rt_sleeping, sup_futex, running, nthreads, ncommits, err_kind, err_signal, err_slot, hang_soon_us, err_pc, err_addr, err_msg, observed_mask, observed, nblocks, blocks, slots,
-        commits, out_len, script_len, script_done, log_len, log_threads, script_logged, script, log));
+        commits, out_len, script_len, script_done, log_len, log_threads, script_logged, script, log, pending_top, pending_free, pending));
     rust.push(("SMC_CHANNEL_MAGIC".into(), MAGIC as usize));
     rust.push(("SMC_CHANNEL_VERSION".into(), VERSION as usize));
     rust.push(("SMC_MAX_THREADS".into(), MAX_THREADS));
@@ -47,6 +48,7 @@ fn rust_mirror_matches_the_c_header() {
     rust.push(("SMC_MAX_BLOCKS".into(), MAX_BLOCKS));
     rust.push(("SMC_MAX_SCRIPT".into(), MAX_SCRIPT));
     rust.push(("SMC_MAX_LOG".into(), MAX_LOG));
+    rust.push(("SMC_MAX_PENDING".into(), MAX_PENDING));
     rust.push(("SMC_SCRIPT_COMMIT".into(), SCRIPT_COMMIT as usize));
     rust.push(("SMC_COROUTINES_OFF".into(), coroutines::OFF as usize));
     rust.push(("SMC_COROUTINES_ON".into(), coroutines::ON as usize));

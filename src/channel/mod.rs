@@ -15,7 +15,7 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 16;
+pub const VERSION: u32 = 17;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -26,7 +26,12 @@ pub const MAX_BLOCKS: usize = 256;
 pub const MAX_SHARED: usize = 64;
 pub const MAX_SCRIPT: usize = 2048;
 pub const MAX_LOG: usize = 4096;
+/// Buffered stores of all threads at once that their own threads see (runtime/pending.c).
+pub const MAX_PENDING: usize = 16384;
 pub const SCRIPT_COMMIT: u32 = u32::MAX;
+/// The owner of a commit that is no thread's buffered store (the graph engine's writes stay in
+/// memory; at the end it writes each location's latest).
+pub const NO_OWNER: u32 = u32::MAX;
 
 pub mod op {
     pub const LOAD: u32 = 1;
@@ -176,6 +181,9 @@ pub struct Slot {
     pub stored_size: u32,
     /// Loads of the thread so far that were no event (they fell on its own memory).
     pub skipped: u32,
+    /// Its buffered stores in [`Header::pending`], oldest first (index + 1; 0: none).
+    pub pending_head: u32,
+    pub pending_tail: u32,
     pub patch: [u8; MAX_ACCESS],
     pub stored: [u8; MAX_ACCESS],
     pub replaced: [u8; MAX_ACCESS],
@@ -185,7 +193,8 @@ pub struct Slot {
 pub struct Commit {
     pub addr: u64,
     pub size: u32,
-    pub pad: u32,
+    /// The slot whose store it is.
+    pub owner: u32,
     pub bytes: [u8; MAX_ACCESS],
 }
 
@@ -198,7 +207,22 @@ pub struct ScriptStep {
     pub addr: u64,
     pub expect_pc: u64,
     pub expect_addr: u64,
+    /// Commit: the slot whose store it is.
+    pub owner: u32,
+    pub pad: u32,
     pub bytes: [u8; MAX_ACCESS],
+}
+
+/// A buffered store as its own thread sees it (runtime/pending.c).
+#[repr(C)]
+pub struct PendingStore {
+    pub addr: u64,
+    pub size: u32,
+    pub pad: u32,
+    pub prev: u32,
+    pub next: u32,
+    pub bytes: [u8; MAX_ACCESS],
+    pub saved: [u8; MAX_ACCESS],
 }
 
 #[repr(C)]
@@ -269,6 +293,9 @@ pub struct Header {
     pub pad4: u32,
     pub script: [ScriptStep; MAX_SCRIPT],
     pub log: [LogEntry; MAX_LOG],
+    pub pending_top: u32,
+    pub pending_free: u32,
+    pub pending: [PendingStore; MAX_PENDING],
 }
 
 /// The mapped channel. All access to shared words goes through atomics.
@@ -538,8 +565,9 @@ impl Channel {
                             None => (*w).patch_mask = 0,
                         }
                     }
-                    S::Commit { addr, bytes } => {
+                    S::Commit { owner, addr, bytes } => {
                         (*w).slot = SCRIPT_COMMIT;
+                        (*w).owner = *owner;
                         (*w).addr = *addr;
                         let len = bytes.len().min(MAX_ACCESS);
                         (*w).size = len as u32;
@@ -605,9 +633,9 @@ impl Channel {
         unsafe { std::ptr::copy_nonoverlapping(copy, self.slot_ptr(i), 1) };
     }
 
-    /// Queue a buffered store's bytes to reach memory before the next thread runs. False when
-    /// the queue is full.
-    pub fn push_commit(&self, addr: u64, bytes: &[u8]) -> bool {
+    /// Queue a buffered store's bytes (a store of slot `owner`) to reach memory before the next
+    /// thread runs. False when the queue is full.
+    pub fn push_commit(&self, owner: u32, addr: u64, bytes: &[u8]) -> bool {
         let n = self.ncommits().load(SeqCst) as usize;
         if n >= MAX_COMMITS || bytes.len() > MAX_ACCESS {
             return false;
@@ -617,20 +645,63 @@ impl Channel {
             let c = std::ptr::addr_of_mut!((*self.header_ptr()).commits[n]);
             (*c).addr = addr;
             (*c).size = bytes.len() as u32;
+            (*c).owner = owner;
             (&mut (*c).bytes)[..bytes.len()].copy_from_slice(bytes);
         }
         self.ncommits().store(n as u32 + 1, SeqCst);
         true
     }
 
-    /// Empty the commit queue, returning what it held in order.
-    pub fn take_commits(&self) -> Vec<(u64, Vec<u8>)> {
+    /// A store of slot `owner` at `addr` that the engine wrote into memory itself leaves the
+    /// stores its thread sees (runtime/pending.c `smc_pending_retire`, the same rule: the
+    /// owner's oldest at that address). Only while no thread of the program runs.
+    pub fn retire_pending(&self, owner: u32, addr: u64) {
+        let owner = owner as usize;
+        if owner >= MAX_THREADS {
+            return;
+        }
+        // SAFETY: no thread of the program runs; indices are checked (the runtime wrote them).
+        unsafe {
+            let h = self.header_ptr();
+            let s = self.slot_ptr(owner);
+            let valid = |i: u32| (1..=MAX_PENDING).contains(&(i as usize));
+            let mut i = (*s).pending_head;
+            for _ in 0..MAX_PENDING {
+                if !valid(i) {
+                    return;
+                }
+                let p = std::ptr::addr_of_mut!((*h).pending[i as usize - 1]);
+                if (*p).addr != addr {
+                    i = (*p).next;
+                    continue;
+                }
+                let (prev, next) = ((*p).prev, (*p).next);
+                if valid(prev) {
+                    (*h).pending[prev as usize - 1].next = next;
+                } else {
+                    (*s).pending_head = next;
+                }
+                if valid(next) {
+                    (*h).pending[next as usize - 1].prev = prev;
+                } else {
+                    (*s).pending_tail = prev;
+                }
+                (*p).next = (*h).pending_free;
+                (*h).pending_free = i;
+                return;
+            }
+        }
+    }
+
+    /// Empty the commit queue, returning what it held in order: (owner, address, bytes).
+    pub fn take_commits(&self) -> Vec<(u32, u64, Vec<u8>)> {
         let n = (self.ncommits().load(SeqCst) as usize).min(MAX_COMMITS);
         let h = self.header();
         let out = h.commits[..n]
             .iter()
             .map(|c| {
                 (
+                    c.owner,
                     c.addr,
                     c.bytes[..(c.size as usize).min(MAX_ACCESS)].to_vec(),
                 )
@@ -710,6 +781,12 @@ impl Channel {
                     std::mem::offset_of!(Slot, patch),
                 );
             }
+        }
+        // SAFETY: as above.
+        unsafe {
+            let h = self.header_ptr();
+            (*h).pending_top = 0;
+            (*h).pending_free = 0;
         }
         self.err_kind().store(err::NONE, SeqCst);
         self.ncommits().store(0, SeqCst);

@@ -218,7 +218,9 @@ impl Executor for Mock {
                     }
                     snap = self.run(*slot, reply)?;
                 }
-                ScriptStep::Commit { addr, bytes } => self.commit(*addr, bytes)?,
+                ScriptStep::Commit {
+                    owner, addr, bytes, ..
+                } => self.commit(*owner, *addr, bytes)?,
             }
             ran += 1;
             self.skipped += 1;
@@ -237,7 +239,7 @@ impl Executor for Mock {
         reads
     }
 
-    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
+    fn commit(&mut self, _owner: u32, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
         let mut v = [0u8; 8];
         v[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
         self.mem.insert(addr, u64::from_le_bytes(v));

@@ -145,8 +145,9 @@ pub trait Executor {
     fn recycle(&mut self, snap: Snapshot) {
         let _ = snap;
     }
-    /// A buffered store reaches memory: write `bytes` at `addr` before any thread runs again.
-    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError>;
+    /// A buffered store of slot `owner` reaches memory: write `bytes` at `addr` before any
+    /// thread runs again.
+    fn commit(&mut self, owner: u32, addr: u64, bytes: &[u8]) -> Result<(), ExecError>;
     /// End the current execution if it still runs (nothing more will be scheduled).
     fn end(&mut self) -> Result<(), ExecError>;
     /// The next execution begins with these steps, in this order: the engine will ask for

@@ -390,13 +390,14 @@ impl Executor for WorkerExecutor<'_> {
         self.spare_current = self.in_exec && snap.ended.is_none();
     }
 
-    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
+    fn commit(&mut self, owner: u32, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
         // Every thread of the execution waits, and this is its process: write it now (the
         // runtime checks the same before writing a queued one).
         if addr >= 4096 && bytes.len() <= MAX_ACCESS {
             // SAFETY: a location a store of the program wrote in this execution.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as *mut u8, bytes.len()) };
         }
+        self.ch.retire_pending(owner, addr);
         Ok(())
     }
 

@@ -830,24 +830,25 @@ impl Executor for NativeTarget {
         self.wait()
     }
 
-    fn commit(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
-        let is_next = |s: &ScriptStep| matches!(s, ScriptStep::Commit { addr: a, bytes: b } if *a == addr && b[..] == *bytes);
+    fn commit(&mut self, owner: u32, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
+        let is_next = |s: &ScriptStep| matches!(s, ScriptStep::Commit { owner: o, addr: a, bytes: b } if *o == owner && *a == addr && b[..] == *bytes);
         if let Some(r) = self.replayed_step(is_next) {
             return r.map(|_| ());
         }
-        if self.ch.push_commit(addr, bytes) {
+        if self.ch.push_commit(owner, addr, bytes) {
             return Ok(());
         }
         // The queue is full (a long run of updates with no thread running): write the queued
         // stores into the execution's process ourselves, in order, and start a new queue.
         let pid = self.ch.child_pid();
-        for (a, b) in self
-            .ch
-            .take_commits()
-            .into_iter()
-            .chain(std::iter::once((addr, bytes.to_vec())))
+        for (o, a, b) in
+            self.ch
+                .take_commits()
+                .into_iter()
+                .chain(std::iter::once((owner, addr, bytes.to_vec())))
         {
             write_memory(pid, a, &b)?;
+            self.ch.retire_pending(o, a);
         }
         Ok(())
     }

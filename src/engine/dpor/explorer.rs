@@ -175,8 +175,10 @@ impl<'a> Explorer<'a> {
                     .as_mut()
                     .and_then(|b| b.take(owner, key))
                     .expect("an updater has an entry");
-                exec.commit(entry.addr, &entry.bytes)?;
+                let owner_slot = run.threads[owner.index()].slot;
+                exec.commit(owner_slot, entry.addr, &entry.bytes)?;
                 self.nodes[pos].step = Some(ScriptStep::Commit {
+                    owner: owner_slot,
                     addr: entry.addr,
                     bytes: entry.bytes.clone(),
                 });

@@ -646,7 +646,7 @@ impl Trust<'_> {
             let latest = self.model.latest_write(g, addr, &|_| true, None);
             if let Some(bytes) = latest.and_then(|w| g.label(w).written()) {
                 if !bytes.is_empty() {
-                    self.exec.commit(addr, bytes)?;
+                    self.exec.commit(crate::channel::NO_OWNER, addr, bytes)?;
                 }
             }
         }
