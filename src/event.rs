@@ -287,12 +287,18 @@ impl Op {
                 f.push(Access::new(mutex, 1, true));
             }
             CondSignal { cond } | CondBroadcast { cond } => f.push(Access::new(cond, 1, true)),
+            // A futex's waiters change when a wake picks a waiter or a wait returns without
+            // being picked (a time-out, a spurious wake-up); a wake that found no one and a
+            // wait that returns picked only look at them (`wrote` false). A wait is taken to
+            // queue its thread whatever the word held: its outcome depends on other threads'
+            // stores, and a race that such a store decides would vanish from the branch that
+            // runs the store first (source-DPOR's initials assume a fixed dependency).
             FutexWait { addr, .. } => {
                 f.push(Access::new(addr, 4, false));
                 f.push(Access::new(futex_queue(addr), 1, true));
             }
             FutexWoken { addr, .. } | FutexWake { addr, .. } => {
-                f.push(Access::new(futex_queue(addr), 1, true))
+                f.push(Access::new(futex_queue(addr), 1, wrote))
             }
             // (a section conflicts by what it touches inside: the engine moves it as one step)
             Fence { .. }

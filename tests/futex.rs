@@ -12,7 +12,9 @@ fn futex_mutex_and_its_lost_wake_up() {
     let mut failures = Vec::new();
     for (cc, opt) in builds() {
         for (defines, expect) in [
-            (&[][..], ("ok", 24, "")),
+            // (a wake that finds no waiter only looks at the waiters: 24 before it was taken to
+            // change them)
+            (&[][..], ("ok", 18, "")),
             (&["-DBUGGY"][..], ("error", 0, "deadlock")),
         ] {
             let flags: Vec<&str> = std::iter::once(opt)

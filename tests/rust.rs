@@ -43,8 +43,9 @@ fn rust_mutex_and_condvar_are_correct() {
     let scratch = Scratch::new("rust-mutex");
     let bin = rustc(&scratch, "rust_mutex_condvar.rs");
     // std's futex Mutex spins up to 100 loads before it waits: explored as one load (a
-    // bounded spin loop), 50 executions; iteration by iteration they were 545
-    check_every_model(&bin, &[], ("ok", 50), "");
+    // bounded spin loop), 40 executions (50 while a futex wake that finds no waiter was taken
+    // to change the waiters; iteration by iteration they were 545)
+    check_every_model(&bin, &[], ("ok", 40), "");
 }
 
 #[test]
@@ -101,7 +102,7 @@ fn rust_programs_explore_alike_with_the_engine_in_the_checker() {
     let no_engine: &[(&str, &Path)] = &[("SMC_NO_WORKER_ENGINE", Path::new("1"))];
     for (name, model, want) in [
         ("rust_park.rs", "sc", ("ok", 6)),
-        ("rust_mutex_condvar.rs", "sc", ("ok", 50)),
+        ("rust_mutex_condvar.rs", "sc", ("ok", 40)),
         ("rust_lost_update.rs", "sc", ("error", 2)),
     ] {
         let bin = rustc(&scratch, name);
@@ -133,7 +134,7 @@ fn rust_channel_hand_off_is_correct() {
     let r = check(&bin, "sc", &[]);
     assert_eq!(
         (r.verdict(), r.executions()),
-        ("ok", 10_839),
+        ("ok", 8_279),
         "{}{}",
         r.stdout,
         r.stderr

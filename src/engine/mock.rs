@@ -24,6 +24,9 @@ pub struct Mock {
     mem: HashMap<u64, u64>,
     /// Per slot: script index (main = None), position in its op list.
     slots: Vec<(Option<usize>, usize, u32)>,
+    /// Per slot: the futex word it waits on (its wait found the expected value), until its
+    /// wait returns (`Op::FutexWoken`, the next operation it stops at).
+    waiting: Vec<Option<TargetAddr>>,
     prev: Vec<Option<Executed>>,
     main_pos: usize,
     pub executions: u32,
@@ -99,6 +102,27 @@ pub fn lock(m: u64) -> (Op, u64) {
 pub fn unlock(m: u64) -> (Op, u64) {
     (Op::MutexUnlock { obj: TargetAddr(m) }, 0)
 }
+/// futex(FUTEX_WAIT): waits while the word at `a` holds `expected`, until a wake picks it.
+pub fn futex_wait(a: u64, expected: u32) -> (Op, u64) {
+    (
+        Op::FutexWait {
+            addr: TargetAddr(a),
+            expected,
+            timed: false,
+        },
+        0,
+    )
+}
+/// futex(FUTEX_WAKE) of one waiter.
+pub fn futex_wake(a: u64) -> (Op, u64) {
+    (
+        Op::FutexWake {
+            addr: TargetAddr(a),
+            count: 1,
+        },
+        0,
+    )
+}
 
 impl Mock {
     pub fn new(scripts: Vec<Vec<(Op, u64)>>, check: Option<Check>) -> Mock {
@@ -107,6 +131,7 @@ impl Mock {
             check,
             mem: HashMap::new(),
             slots: Vec::new(),
+            waiting: Vec::new(),
             prev: Vec::new(),
             main_pos: 0,
             executions: 0,
@@ -136,6 +161,9 @@ impl Mock {
     }
 
     fn op_of(&self, slot: usize) -> Option<Op> {
+        if let Some(addr) = self.waiting[slot] {
+            return Some(Op::FutexWoken { addr, timed: false });
+        }
         let (script, pos, _) = self.slots[slot];
         match script {
             None => Some(self.main_op()),
@@ -179,6 +207,7 @@ impl Executor for Mock {
         self.mem.clear();
         self.reads.clear();
         self.slots = vec![(None, 0, 0)];
+        self.waiting = vec![None];
         self.prev = vec![None];
         self.main_pos = 0;
         Ok(self.snapshot(None))
@@ -326,7 +355,26 @@ impl Mock {
             Op::Spawn => {
                 let script = self.main_pos;
                 self.slots.push((Some(script), 0, slot));
+                self.waiting.push(None);
                 self.prev.push(None);
+            }
+            Op::FutexWait { addr, expected, .. } => {
+                // the runtime compares the word; the engine queues the thread when equal
+                let v = self.mem.get(&addr.0).copied().unwrap_or(0);
+                if v as u32 == expected {
+                    self.waiting[i] = Some(addr);
+                }
+                self.prev[i] = Some(Executed {
+                    wrote: false,
+                    read: Some(v),
+                    written: None,
+                    stored: None,
+                    replaced: None,
+                });
+            }
+            Op::FutexWoken { .. } => {
+                self.waiting[i] = None;
+                return Ok(self.snapshot(None));
             }
             Op::ProcessExit { .. } => {
                 let ok = self.check.is_none_or(|c| c(&self.mem));

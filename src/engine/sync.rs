@@ -231,7 +231,8 @@ impl SyncState {
             Nondet { signed, .. } => return (Self::nondet_value(alt, signed), false),
             FutexWoken { addr, timed } => {
                 let woken = leave(self.futexes.entry(addr).or_default(), t);
-                return self.wait_returns(t, woken, timed);
+                // (a waiter that was picked leaves the others as they were: no write)
+                return (self.wait_returns(t, woken, timed).0, !woken);
             }
             FutexWake { addr, count } => {
                 // one waiter: each is a choice (`alternatives`); more: the longest waiting
@@ -250,7 +251,7 @@ impl SyncState {
                 for w in woken {
                     w.signalled = true;
                 }
-                return (n, true);
+                return (n, n > 0);
             }
             CondSignal { cond } => {
                 if let Some(w) = self

@@ -494,8 +494,17 @@ impl<'a> Explorer<'a> {
             }
         }
         let mut races: SmallVec<[usize; 4]> = SmallVec::new();
+        // A wait that returns because a wake picked it cannot come before that wake (it may
+        // only return without one when timed, or when spurious wake-ups are explored): the
+        // other orders are those of the wait that queued it with the wakes.
+        let picked = matches!(ev.op, Op::FutexWoken { timed: false, .. })
+            && !ev.wrote
+            && self.cfg.spurious_wakeups == 0;
         if analyse {
             for &c in &race_preds {
+                if picked && matches!(run.trace[c].ev.op, Op::FutexWake { .. }) {
+                    continue;
+                }
                 let p = run.trace[c].ev.thread;
                 let cseq = run.trace[c].seq;
                 // (not when a later step it links to comes after it; events of one atomic
