@@ -136,7 +136,11 @@ impl<'a> Explorer<'a> {
                     if enabled.is_empty() {
                         return Ok((self.stuck(&mut run), run));
                     }
-                    return Ok((RunEnd::Blocked, run)); // every enabled thread is asleep
+                    // every enabled thread is asleep: the others' pending operations still race
+                    // with what ran (a lock that waits for a holder that never unlocks would
+                    // otherwise never be tried first)
+                    self.analyse_pending(&mut run);
+                    return Ok((RunEnd::Blocked, run));
                 };
                 let op = run.threads[t.index()].pending.unwrap().op;
                 self.nodes.push(Node {
@@ -494,17 +498,8 @@ impl<'a> Explorer<'a> {
             }
         }
         let mut races: SmallVec<[usize; 4]> = SmallVec::new();
-        // A wait that returns because a wake picked it cannot come before that wake (it may
-        // only return without one when timed, or when spurious wake-ups are explored): the
-        // other orders are those of the wait that queued it with the wakes.
-        let picked = matches!(ev.op, Op::FutexWoken { timed: false, .. })
-            && !ev.wrote
-            && self.cfg.spurious_wakeups == 0;
         if analyse {
             for &c in &race_preds {
-                if picked && matches!(run.trace[c].ev.op, Op::FutexWake { .. }) {
-                    continue;
-                }
                 let p = run.trace[c].ev.thread;
                 let cseq = run.trace[c].seq;
                 // (not when a later step it links to comes after it; events of one atomic
