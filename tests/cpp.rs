@@ -88,10 +88,7 @@ fn uncaught_exception_is_named() {
             r.stdout,
             r.stderr
         );
-        let message = r.json.as_ref().unwrap()["error"]["message"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let message = r.error_message();
         assert_eq!(
             message, "uncaught exception std::runtime_error: boom (std::terminate)",
             "{model}"

@@ -27,10 +27,7 @@ fn rust_store_buffering_panics_under_tso() {
     let bin = rustc(&scratch, "rust_store_buffering.rs");
     let r = check(&bin, "tso", &[]);
     assert_eq!(r.error_kind(), Some("panic"), "{}{}", r.stdout, r.stderr);
-    let message = r.json.as_ref().unwrap()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let message = r.error_message();
     assert!(
         message.starts_with("thread 'main' panicked at ")
             && message.ends_with("rust_store_buffering.rs:11:5: both read 0"),
@@ -60,10 +57,7 @@ fn rust_lost_update_panics_under_sc() {
         r.stdout,
         r.stderr
     );
-    let message = r.json.as_ref().unwrap()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let message = r.error_message();
     assert!(message.contains("lost update"), "{message}");
 }
 

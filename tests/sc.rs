@@ -100,10 +100,7 @@ fn sv_comp_conventions() {
         r.stdout,
         r.stderr
     );
-    let msg = r.json.as_ref().unwrap()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let msg = r.error_message();
     assert!(msg.contains("__VERIFIER_error"), "{msg}");
 }
 

@@ -201,6 +201,17 @@ impl Mock {
     }
 }
 
+/// What an operation that read `v` and wrote nothing reports.
+fn read_only(v: u64) -> Executed {
+    Executed {
+        wrote: false,
+        read: Some(v),
+        written: None,
+        stored: None,
+        replaced: None,
+    }
+}
+
 impl Executor for Mock {
     fn begin(&mut self) -> Result<Snapshot, ExecError> {
         self.executions += 1;
@@ -320,13 +331,7 @@ impl Mock {
         match op {
             Op::Load { addr, .. } => {
                 let v = self.seen(i, addr.0, reply);
-                self.prev[i] = Some(Executed {
-                    wrote: false,
-                    read: Some(v),
-                    written: None,
-                    stored: None,
-                    replaced: None,
-                });
+                self.prev[i] = Some(read_only(v));
             }
             Op::Store { addr, .. } => {
                 // with store buffers the engine commits it later
@@ -364,13 +369,7 @@ impl Mock {
                 if v as u32 == expected {
                     self.waiting[i] = Some(addr);
                 }
-                self.prev[i] = Some(Executed {
-                    wrote: false,
-                    read: Some(v),
-                    written: None,
-                    stored: None,
-                    replaced: None,
-                });
+                self.prev[i] = Some(read_only(v));
             }
             Op::FutexWoken { .. } => {
                 self.waiting[i] = None;

@@ -114,6 +114,14 @@ impl Run {
     pub fn error_kind(&self) -> Option<&str> {
         self.json.as_ref().and_then(|j| j["error"]["kind"].as_str())
     }
+    /// The first error's message (empty without one).
+    pub fn error_message(&self) -> String {
+        self.json
+            .as_ref()
+            .and_then(|j| j["error"]["message"].as_str())
+            .unwrap_or("")
+            .to_string()
+    }
     /// The kinds of every distinct error found (`--keep-going`), sorted.
     pub fn error_kinds(&self) -> Vec<&str> {
         let mut kinds: Vec<&str> = self
