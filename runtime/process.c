@@ -371,8 +371,15 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
     return keep_map(REAL_FN(mmap64)(addr, len, prot, flags, fd, off), len);
 }
 
+static void input_fence(uint64_t pc);
+
+/* The program's own munmap comes after the thread's buffered stores, as the system call does
+ * on the processor: a full fence first (a store still buffered there, or shown to the thread
+ * while it runs, would fault when it reaches memory). */
 EXPORT int munmap(void *addr, size_t len) {
     uintptr_t lo = (uintptr_t)addr, hi = lo + len;
+    input_fence(CALLER_PC);
+    smc_before_unmap(lo, hi);
     for (int i = 0; i < g_nmaps; i++) {
         uintptr_t a = (uintptr_t)g_maps[i].addr;
         if (a >= lo && a + g_maps[i].len <= hi) g_maps[i--] = g_maps[--g_nmaps];

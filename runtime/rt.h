@@ -112,6 +112,7 @@ void smc_note_read(uint64_t addr, uint64_t size);
 struct timespec;
 long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout, uint64_t pc);
 void publish_prev(struct smc_slot *s);
+void smc_before_unmap(uint64_t lo, uint64_t hi);
 void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr, const char *msg);
 void reraise_default(int sig);
 void on_fatal(int sig, siginfo_t *si, void *ucv);

@@ -60,6 +60,8 @@ static __thread struct {
     uint8_t saved[SMC_MAX_ACCESS];
 } t_fix;
 static __thread int t_captured; /* the last store's bytes are in the slot's `stored` */
+static __thread int t_written_known; /* the last store's value, read before its memory went */
+static __thread uint64_t t_written;
 static __thread int t_replaced; /* and what it wrote over in `replaced` (it stayed in memory) */
 
 void notify_supervisor(void) {
@@ -83,11 +85,22 @@ void publish_prev(struct smc_slot *s) {
     s->prev_written = 0;
     if (t_prev_flags & SMC_PREV_WROTE) {
         if (t_captured) memcpy(&s->prev_written, s->stored, t_prev_size < 8 ? t_prev_size : 8);
+        else if (t_written_known) s->prev_written = t_written;
         else s->prev_written = read_value(t_prev_addr, t_prev_size);
     }
     t_prev_flags = 0;
     t_captured = 0;
     t_replaced = 0;
+    t_written_known = 0;
+}
+
+/* The program unmaps [lo, hi): what its last event wrote there is read now (the report reads
+ * it at the thread's next stop, when it would fault). */
+void smc_before_unmap(uint64_t lo, uint64_t hi) {
+    if (!in_execution() || !(t_prev_flags & SMC_PREV_WROTE) || t_captured) return;
+    if (t_prev_addr + t_prev_size <= lo || t_prev_addr >= hi) return;
+    t_written = read_value(t_prev_addr, t_prev_size);
+    t_written_known = 1;
 }
 
 /* memcpy of an access's bytes: the usual sizes as plain moves (no call into libc per store). */
