@@ -39,7 +39,10 @@ int smc_pending_push(struct smc_slot *s, uint64_t addr, uint32_t size, const uin
     return 1;
 }
 
-void smc_pending_retire(uint32_t owner, uint64_t addr) {
+/* A buffered store of slot `owner` reaches memory (bytes the supervisor sent: checked before
+ * use), and leaves the stores its owner sees. */
+void smc_commit(uint32_t owner, uint64_t addr, const uint8_t *bytes, uint32_t size) {
+    if (addr >= 4096 && size <= SMC_MAX_ACCESS) memcpy((void *)(uintptr_t)addr, bytes, size);
     if (owner >= SMC_MAX_THREADS) return;
     struct smc_slot *s = &ch->slots[owner];
     for (uint32_t i = s->pending_head; i; i = entry(i)->next) {

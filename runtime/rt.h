@@ -123,14 +123,9 @@ int smc_pieces_begin(uint64_t pc, uint32_t site);
 int smc_range_watched(uint64_t ea, uint64_t size);
 void smc_access(int store, uint64_t ea, uint64_t size, void *buf, uint64_t pc, uint32_t site);
 
-/* A buffered store reaches memory (bytes the supervisor sent: checked before use). */
-static inline void commit_bytes(uint64_t addr, const uint8_t *bytes, uint32_t size) {
-    if (addr >= 4096 && size <= SMC_MAX_ACCESS) memcpy((void *)addr, bytes, size);
-}
-
 /* ---- pending.c: a thread's buffered stores, which it sees while it runs ---- */
 int smc_pending_push(struct smc_slot *s, uint64_t addr, uint32_t size, const uint8_t *bytes);
-void smc_pending_retire(uint32_t owner, uint64_t addr);
+void smc_commit(uint32_t owner, uint64_t addr, const uint8_t *bytes, uint32_t size);
 void smc_pending_show(struct smc_slot *s);
 void smc_pending_hide(struct smc_slot *s);
 

@@ -47,8 +47,7 @@ int run_script(void) {
         if (ch->script_logged && !log_epoch(k)) return 0;
         const struct smc_script_step *st = &ch->script[k];
         if (st->slot == SMC_SCRIPT_COMMIT) {
-            commit_bytes(st->addr, st->bytes, st->size);
-            smc_pending_retire(st->owner, st->addr);
+            smc_commit(st->owner, st->addr, st->bytes, st->size);
             ch->script_done = k + 1;
             continue;
         }

@@ -167,7 +167,6 @@ static void begin_tentative(uint64_t addr, uint64_t size, int capture) {
     t_fix.active = 1;
 }
 
-
 /* Let a load see its own thread's buffered bytes, as the supervisor says. */
 static void apply_patch(struct smc_slot *s, uint64_t addr, uint64_t size) {
     uint64_t mask = s->patch_mask;
@@ -187,8 +186,7 @@ static void apply_commits(void) {
         /* the graph engine commits each location's latest write as the process exits, when
          * the stack frames written into are gone (and reused by the exit itself) */
         if ((ch->flags & SMC_FLAG_GRAPH) && on_a_stack(c->addr, c->size)) continue;
-        commit_bytes(c->addr, c->bytes, c->size);
-        smc_pending_retire(c->owner, c->addr);
+        smc_commit(c->owner, c->addr, c->bytes, c->size);
     }
     STORE(&ch->ncommits, 0);
 }

@@ -653,7 +653,7 @@ impl Channel {
     }
 
     /// A store of slot `owner` at `addr` that the engine wrote into memory itself leaves the
-    /// stores its thread sees (runtime/pending.c `smc_pending_retire`, the same rule: the
+    /// stores its thread sees (runtime/pending.c `smc_commit`, the same rule: the
     /// owner's oldest at that address). Only while no thread of the program runs.
     pub fn retire_pending(&self, owner: u32, addr: u64) {
         let owner = owner as usize;
