@@ -258,9 +258,7 @@ impl Executor for Mock {
                     }
                     snap = self.run(*slot, reply)?;
                 }
-                ScriptStep::Commit {
-                    owner, addr, bytes, ..
-                } => self.commit(*owner, *addr, bytes)?,
+                ScriptStep::Commit { owner, addr, bytes } => self.commit(*owner, *addr, bytes)?,
             }
             ran += 1;
             self.skipped += 1;

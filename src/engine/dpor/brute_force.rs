@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::super::mock::{futex_wait, futex_wake, load, lock, store, unlock, Mock};
+use super::super::mock::{fetch_add, futex_wait, futex_wake, load, lock, store, unlock, Mock};
 use super::super::Config;
 use crate::event::{Op, TargetAddr};
 use crate::model::Sc;
@@ -229,13 +229,7 @@ fn check_random_programs(seed: u64, programs: usize, sections: bool, futexes: bo
                             5 => futex_wait(addr, next(2) as u32),
                             6 | 7 => futex_wake(addr),
                             0 | 1 => load(addr),
-                            2 => (
-                                Op::Rmw {
-                                    addr: TargetAddr(addr),
-                                    size: 4,
-                                },
-                                0,
-                            ),
+                            2 => fetch_add(addr, 0),
                             _ if futexes => store(addr, next(2)),
                             _ => store(addr, (t * 10 + i as usize) as u64),
                         }
@@ -329,15 +323,8 @@ fn check_program(threads: &[Vec<(Op, u64)>]) -> bool {
 /// `--keep-going` (2 of 5 were found).
 #[test]
 fn keep_going_explores_below_a_deadlock() {
-    let rmw = (
-        Op::Rmw {
-            addr: TargetAddr(0x100),
-            size: 4,
-        },
-        0,
-    );
     let threads = vec![
-        vec![rmw, futex_wait(0x100, 1), store(0x100, 1)],
+        vec![fetch_add(0x100, 0), futex_wait(0x100, 1), store(0x100, 1)],
         vec![
             lock(0x200),
             futex_wait(0x108, 0),
@@ -383,15 +370,8 @@ fn picked_waits_stay_ordered_with_wakes() {
 /// where the store came first and it did not queue.
 #[test]
 fn wake_before_a_wait_that_a_store_decides() {
-    let rmw = (
-        Op::Rmw {
-            addr: TargetAddr(0x108),
-            size: 4,
-        },
-        0,
-    );
     let threads = vec![
-        vec![rmw, futex_wait(0x100, 0)],
+        vec![fetch_add(0x108, 0), futex_wait(0x100, 0)],
         vec![store(0x100, 1), store(0x108, 1)],
         vec![futex_wake(0x100)],
     ];
