@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 17
+#define SMC_CHANNEL_VERSION 18
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -94,6 +94,16 @@ enum smc_site_kind {
     SMC_SITE_ERROR_CALL = 10,/* entry of the program's own reach_error (size 0) or __VERIFIER_error (1) */
     SMC_SITE_ATOMIC_ENTRY = 11, /* entry of a function named __VERIFIER_atomic_*: a section begins */
     SMC_SITE_ATOMIC_EXIT = 12,  /* a return of such a function: the section ends */
+    SMC_SITE_MODELLED = 13,     /* entry of a library function the runtime carries out (size: which,
+                                   SMC_MODELLED_*); its copy returns to the caller */
+};
+/* The await hash of a compare-exchange by which a modelled lock waits for its word (a real one
+ * is a hash of registers and stack): the engine reports a deadlock, not a livelock, when such
+ * a wait is all that is left. */
+#define SMC_HASH_LOCK_WAIT 0x6c6f636b77616974ull /* "lockwait" */
+/* A MODELLED site's size: which function it is */
+enum {
+    SMC_MODELLED_RUST_MUTEX_LOCK = 0, /* std's futex Mutex::lock_contended(&self) */
 };
 
 /* smc_site.string_op of a string site (its element size is smc_site.size) */

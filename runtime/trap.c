@@ -236,11 +236,13 @@ uint32_t running_less_one(void) {
 static uint64_t state_hash(const greg_t *uc, uint16_t dead);
 
 /* What a load's await hash is computed from: its registers at the hook, and those it
- * overwrites unread. */
+ * overwrites unread; without registers, `fixed` is the hash. */
 struct hash_src {
     const greg_t *regs;
     uint16_t dead;
+    uint64_t fixed;
 };
+static uint64_t hash_of(const struct hash_src *h) { return h->regs ? state_hash(h->regs, h->dead) : h->fixed; }
 
 /* A waiting thread sleeps at once. Spinning first (every waiter, or one at a time) took the
  * cores from the thread that runs and from the supervisor: 2x fewer executions/s on 2 cores
@@ -250,7 +252,7 @@ struct hash_src {
 static void wait_go(struct smc_slot *s, const struct hash_src *h) {
     if (g_coroutines)
         while (!LOAD(&s->go)) {
-            if (h) s->hash = state_hash(h->regs, h->dead);
+            if (h) s->hash = hash_of(h);
             h = NULL;
             co_wait();
         }
@@ -301,7 +303,7 @@ uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uin
     s->site = site;
     s->skipped = t_skipped_loads;
     if (h && (!g_coroutines || !g_in_engine || ch->script_logged)) {
-        s->hash = state_hash(h->regs, h->dead);
+        s->hash = hash_of(h);
         h = NULL;
     }
     HANDOFF_STORE(&s->state, SMC_SLOT_STOPPED);
@@ -562,6 +564,41 @@ static __attribute__((noinline)) void at_special_site(const struct smc_site *st,
     }
 }
 
+/* Rust std's futex Mutex::lock_contended(&self), called when the inlined compare-exchange of
+ * `lock` found the word taken (0 free, 1 taken, 2 taken with sleepers): wait until the word is
+ * free, then make it 2. The real function spins, swaps and sleeps on a futex, and an unlock
+ * can land between any two of those steps: each place is another execution, several per
+ * contended lock. Every way through it ends with the lock taken and the word 1 or 2, and
+ * which of the two only decides whether the unlock wakes the futex, on which nobody sleeps
+ * here. A compare-exchange repeated while it fails: the engine takes the repetition for an
+ * await loop (the thread waits for another's write to the word), and SMC_HASH_LOCK_WAIT
+ * tells it the thread is blocked on a lock, a deadlock when nothing can free it. */
+static void rust_mutex_lock_contended(uint64_t pc, greg_t *uc, uint32_t site_no) {
+    uint32_t *word = (uint32_t *)(uintptr_t)smc_arg0(uc);
+    uint64_t ea = (uint64_t)(uintptr_t)word, ret = smc_entry_return_address(uc);
+    uint64_t at = ret ? ret - SMC_CALL_BACK : pc; /* named by its call, as interposed calls are */
+    if (!in_execution() || !needs_event(ea, 4, 0)) {
+        /* nobody else can see the word: taken as a real futex lock takes it (Drepper's) */
+        uint32_t free_word = 0;
+        if (__atomic_compare_exchange_n(word, &free_word, 2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+        while (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) != 0) futex(word, FUTEX_WAIT, 2, NULL);
+        return;
+    }
+    const struct hash_src blocked = {NULL, 0, SMC_HASH_LOCK_WAIT};
+    for (;;) {
+        t_in_trap = 1;
+        t_trap_pc = at;
+        smc_stop(SMC_OP_CAS, ea, 0, 4, 0, at, &blocked, site_no);
+        patch_tentative(&ch->slots[t_slot], ea, 4);
+        uint32_t free_word = 0;
+        int taken = LOAD(word) == 0;
+        note_executed(ea, 4, 1, taken);
+        if (taken) __atomic_compare_exchange_n(word, &free_word, 2, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        t_in_trap = 0;
+        if (taken) return;
+    }
+}
+
 /* A bounded spin loop's load (targets/x86_64/spin/): its counter is set so that the loop
  * ends after this load, which reaches the same states as spinning on. */
 static void end_spin(const struct smc_site *st, greg_t *uc) {
@@ -586,7 +623,7 @@ static __thread struct {
 static void at_reserve_site(const struct smc_site *st, uint64_t pc, greg_t *uc, uint32_t site_no) {
     uint64_t ea = effective_address(st, uc), size = st->size;
     int event = in_execution() && needs_event(ea, size, 0);
-    const struct hash_src hash = {uc, (uint16_t)(st->dead_regs | st->await_mask)};
+    const struct hash_src hash = {uc, (uint16_t)(st->dead_regs | st->await_mask), 0};
     struct smc_slot *slot = event ? &ch->slots[t_slot] : NULL;
     if (event) {
         t_in_trap = 1;
@@ -634,6 +671,11 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
         return;
     }
 #endif
+    if (st->kind == SMC_SITE_MODELLED) {
+        /* (also outside executions: its copy returns to the caller) */
+        if (st->size == SMC_MODELLED_RUST_MUTEX_LOCK) rust_mutex_lock_contended(pc, uc, site_no);
+        return;
+    }
     if (!in_execution()) return;
     if (st->kind == SMC_SITE_FENCE) {
         if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);
@@ -650,7 +692,7 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
         if (st->kind == SMC_SITE_LOAD) t_skipped_loads++;
         return;
     }
-    const struct hash_src hash = {uc, (uint16_t)(st->dead_regs | st->await_mask)};
+    const struct hash_src hash = {uc, (uint16_t)(st->dead_regs | st->await_mask), 0};
     t_in_trap = 1;
     t_trap_pc = pc;
     switch (st->kind) {

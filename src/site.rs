@@ -25,6 +25,9 @@ pub mod site_kind {
     pub const ATOMIC_ENTRY: u8 = 11;
     /// A `ret` of such a function: the section ends.
     pub const ATOMIC_EXIT: u8 = 12;
+    /// The first instruction of a library function the runtime carries out itself
+    /// (`Site::size` says which, [`super::MODELLED_CALLS`]); its copy returns to the caller.
+    pub const MODELLED: u8 = 13;
 }
 
 /// Functions whose whole body is atomic (SV-COMP), by this prefix of their name.
@@ -39,6 +42,25 @@ pub const ERROR_CALL_PANIC: u32 = 2;
 
 /// Rust's `__rust_start_panic`, as std's internal symbols are named (demangled).
 pub const RUST_START_PANIC: [&str; 2] = ["__rust_start_panic", "__rustc::__rust_start_panic"];
+
+/// Library functions the runtime carries out itself (`site_kind::MODELLED`), by their demangled
+/// names in the versions of std that have them, with the `Site::size` that names the model
+/// (runtime/channel.h `SMC_MODELLED_*`). std's futex `Mutex::lock_contended(&self)`, the slow
+/// path of a lock whose inlined compare-exchange found the word taken: it spins, swaps and
+/// sleeps on the word, so that each unlock lands in one of several places among those steps,
+/// every one of them another execution; modelled, it waits until the word is free and takes
+/// it (runtime/trap.c `rust_mutex_lock_contended`).
+pub const MODELLED_CALLS: [(&[&str], u32); 1] = [(
+    &[
+        "<std::sys::sync::mutex::futex::Mutex>::lock_contended",
+        "<std::sys::pal::unix::locks::futex_mutex::Mutex>::lock_contended",
+        "<std::sys::unix::locks::futex_mutex::Mutex>::lock_contended",
+    ],
+    MODELLED_RUST_MUTEX_LOCK,
+)];
+
+/// The `Site::size` of a `site_kind::MODELLED` site at std's futex `Mutex::lock_contended`.
+pub const MODELLED_RUST_MUTEX_LOCK: u32 = 0;
 
 /// `Site::string_op` of a `site_kind::STRING` site: which instruction (its element size is
 /// `Site::size`).

@@ -8,10 +8,10 @@ use std::process::Command;
 
 use smc_run::channel::{
     coroutines, store_conditional, Block, Commit, Header, LogEntry, PendingStore, ScriptStep, Slot,
-    MAGIC, MAX_ACCESS, MAX_BLOCKS, MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_PENDING, MAX_SCRIPT,
-    MAX_THREADS, MSG_LEN, SCRIPT_COMMIT, VERSION,
+    LOCK_WAIT_HASH, MAGIC, MAX_ACCESS, MAX_BLOCKS, MAX_COMMITS, MAX_LOG, MAX_OBSERVED, MAX_PENDING,
+    MAX_SCRIPT, MAX_THREADS, MSG_LEN, SCRIPT_COMMIT, VERSION,
 };
-use smc_run::site::Site;
+use smc_run::site::{site_kind, Site, MODELLED_RUST_MUTEX_LOCK};
 
 macro_rules! fields {
     ($ty:ty, $cty:literal: $($f:ident),*) => {
@@ -50,6 +50,12 @@ fn rust_mirror_matches_the_c_header() {
     rust.push(("SMC_MAX_LOG".into(), MAX_LOG));
     rust.push(("SMC_MAX_PENDING".into(), MAX_PENDING));
     rust.push(("SMC_SCRIPT_COMMIT".into(), SCRIPT_COMMIT as usize));
+    rust.push(("SMC_HASH_LOCK_WAIT".into(), LOCK_WAIT_HASH as usize));
+    rust.push(("SMC_SITE_MODELLED".into(), site_kind::MODELLED as usize));
+    rust.push((
+        "SMC_MODELLED_RUST_MUTEX_LOCK".into(),
+        MODELLED_RUST_MUTEX_LOCK as usize,
+    ));
     rust.push(("SMC_COROUTINES_OFF".into(), coroutines::OFF as usize));
     rust.push(("SMC_COROUTINES_ON".into(), coroutines::ON as usize));
     rust.push(("SMC_COROUTINES_FAILED".into(), coroutines::FAILED as usize));

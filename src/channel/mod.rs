@@ -15,7 +15,7 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 17;
+pub const VERSION: u32 = 18;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -29,6 +29,10 @@ pub const MAX_LOG: usize = 4096;
 /// Buffered stores of all threads at once that their own threads see (runtime/pending.c).
 pub const MAX_PENDING: usize = 16384;
 pub const SCRIPT_COMMIT: u32 = u32::MAX;
+/// The await hash of a compare-exchange by which a lock the runtime models waits for its word
+/// (runtime/channel.h `SMC_HASH_LOCK_WAIT`): a thread left waiting so is deadlocked, not
+/// spinning.
+pub const LOCK_WAIT_HASH: u64 = 0x6c6f_636b_7761_6974;
 /// The owner of a commit that is no thread's buffered store (the graph engine's writes stay in
 /// memory; at the end it writes each location's latest).
 pub const NO_OWNER: u32 = u32::MAX;

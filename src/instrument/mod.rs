@@ -5,7 +5,8 @@ use crate::decode::{DecodedSite, Decoder};
 use crate::program::CodeSection;
 use crate::program::Program;
 use crate::site::{
-    site_kind, Site, ATOMIC_FUNCTION_PREFIX, ERROR_CALLS, ERROR_CALL_PANIC, RUST_START_PANIC,
+    site_kind, Site, ATOMIC_FUNCTION_PREFIX, ERROR_CALLS, ERROR_CALL_PANIC, MODELLED_CALLS,
+    RUST_START_PANIC,
 };
 
 /// The code section holding `addr`.
@@ -48,9 +49,9 @@ impl Plan {
             dependencies.extend(decoder.dependencies(section));
         }
         // Hooks, in place of any site there: the error calls the program defines itself
-        // (SV-COMP's `void reach_error(){}`), whose first instruction reports the error, and
-        // the functions that are atomic by their name, whose entry and returns begin and end
-        // a section.
+        // (SV-COMP's `void reach_error(){}`), whose first instruction reports the error, the
+        // functions that are atomic by their name, whose entry and returns begin and end a
+        // section, and the library functions the runtime carries out.
         let mut hooks: Vec<(u64, u8, u32)> = Vec::new();
         for (k, name) in ERROR_CALLS.iter().enumerate() {
             if let Some(addr) = program.function_address(name) {
@@ -65,6 +66,15 @@ impl Plan {
             if let Some(c) = section_of(program, lo) {
                 for ret in decoder.returns_in(c, lo, hi) {
                     hooks.push((ret, site_kind::ATOMIC_EXIT, 0));
+                }
+            }
+        }
+        // the library functions the runtime carries out (x86-64: the model reads its
+        // argument register and returns by the copy's `ret`)
+        if program.arch == crate::program::Arch::X86_64 {
+            for (names, model) in MODELLED_CALLS {
+                if let Some(addr) = program.function_address_demangled(names) {
+                    hooks.push((addr, site_kind::MODELLED, model));
                 }
             }
         }

@@ -46,6 +46,8 @@ static inline void smc_set_pc(greg_t *g, uint64_t pc) { g[PT_NIP] = (greg_t)pc; 
 static inline uint64_t smc_sp(const greg_t *g) { return (uint64_t)g[1]; }
 /* At a function's first instruction: where it returns to (the link register). */
 static inline uint64_t smc_entry_return_address(const greg_t *g) { return (uint64_t)g[PT_LNK]; }
+/* A function's first argument, at its entry (r3). */
+static inline uint64_t smc_arg0(const greg_t *g) { return smc_reg(g, 3); }
 /* No operand adds a segment base on POWER (r13 is a base register like any other). */
 static inline uint64_t smc_fs_base(void) { return 0; }
 /* No compare-exchange instruction: a larx/stcx. pair is decoded otherwise. */

@@ -36,6 +36,8 @@ static inline uint64_t smc_pc(const greg_t *g) { return (uint64_t)g[REG_RIP]; }
 static inline void smc_set_pc(greg_t *g, uint64_t pc) { g[REG_RIP] = (greg_t)pc; }
 static inline uint64_t smc_sp(const greg_t *g) { return smc_reg(g, 4); }
 /* At a function's first instruction: where it returns to (0 if unreadable). */
+/* A function's first argument, at its entry (rdi). */
+static inline uint64_t smc_arg0(const greg_t *g) { return smc_reg(g, 7); }
 static inline uint64_t smc_entry_return_address(const greg_t *g) {
     uint64_t sp = smc_sp(g), ret = 0;
     if (sp >= 4096) __builtin_memcpy(&ret, (const void *)(uintptr_t)sp, 8);

@@ -755,7 +755,16 @@ impl<'a> Explorer<'a> {
         if live.iter().any(assumed) {
             return RunEnd::Blocked; // an __VERIFIER_assume failed: this execution does not count
         }
-        let spinning: Vec<ThreadId> = live.iter().copied().filter(|&t| run.awaiting(t)).collect();
+        let lock_wait = |t: ThreadId| {
+            run.threads[t.index()]
+                .pending
+                .is_some_and(|p| p.hash == crate::channel::LOCK_WAIT_HASH)
+        };
+        let spinning: Vec<ThreadId> = live
+            .iter()
+            .copied()
+            .filter(|&t| run.awaiting(t) && !lock_wait(t))
+            .collect();
         let (kind, message) = if let Some(owner) = run.sync.atomic_owner {
             (
                 ErrorKind::Deadlock,
