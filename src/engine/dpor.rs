@@ -178,6 +178,17 @@ struct TraceEvent {
     closed_at: Option<u32>,
 }
 
+/// A read of a thread since its last effect, with no write of another thread to it since.
+#[derive(Clone, Copy)]
+struct WindowRead {
+    pc: u64,
+    /// The thread's state hash at the read.
+    hash: u64,
+    addr: u64,
+    size: u32,
+    value: Option<u64>,
+}
+
 #[derive(Default)]
 struct ThreadRun {
     slot: u32,
@@ -193,8 +204,8 @@ struct ThreadRun {
     children: u32,
     exit_event: Option<usize>,
     last_event: Option<usize>,
-    /// Loads since the thread's last effect: (pc, state hash, address, size).
-    window: Vec<(u64, u64, u64, u32)>,
+    /// Loads since the thread's last effect (its await-loop window).
+    window: Vec<WindowRead>,
     /// Position of its open `__VERIFIER_atomic_begin`.
     atomic_begin: Option<usize>,
     /// For the updater of a store buffer: whose buffer, and which updater (0, or the location).
@@ -621,10 +632,17 @@ impl Run {
         match (&th.pending, th.pending.and_then(|p| p.op.data())) {
             // (a hash of 0: a load the runtime made for the program, a piece of a string
             // instruction or a memory function, which is no await)
+            // (a lock the runtime models waits as soon as the thread read its word taken,
+            // which is so still: the inlined compare-exchange that failed before it was
+            // called, or its own last attempt)
+            (Some(p), Some((addr, size))) if p.hash == crate::channel::LOCK_WAIT_HASH => th
+                .window
+                .iter()
+                .any(|w| w.addr == addr.0 && w.size == size && w.value.is_some_and(|v| v != 0)),
             (Some(p), Some((addr, _))) if p.op.is_load() && p.hash != 0 => th
                 .window
                 .iter()
-                .any(|&(pc, h, a, _)| pc == p.pc && h == p.hash && a == addr.0),
+                .any(|w| w.pc == p.pc && w.hash == p.hash && w.addr == addr.0),
             _ => false,
         }
     }

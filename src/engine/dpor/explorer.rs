@@ -581,9 +581,9 @@ impl<'a> Explorer<'a> {
             }
         }
         self.record_buffers(run, pos, flushing, forwarding.map(|f| f.sources));
-        let (op, wrote, pc, hash) = {
+        let (op, wrote, pc, hash, value) = {
             let ev = &run.trace[pos].ev;
-            (ev.op, ev.wrote, ev.pc, ev.hash)
+            (ev.op, ev.wrote, ev.pc, ev.hash, ev.value_read)
         };
         let clock = run.trace[pos].clock.clone();
         let th = run.thread(t);
@@ -594,16 +594,25 @@ impl<'a> Explorer<'a> {
         let is_read_only = op.is_load() && !(matches!(op, Op::Cas { .. }) && wrote);
         if is_read_only {
             let (addr, size) = op.data().unwrap();
-            th.window.push((pc, hash, addr.0, size));
+            th.window.push(WindowRead {
+                pc,
+                hash,
+                addr: addr.0,
+                size,
+                value,
+            });
         } else if !matches!(op, Op::Yield | Op::Fence { .. } | Op::ThreadStart) {
             run.threads[t.index()].window.clear();
         }
         if fp.writes() {
             for (i, other) in run.threads.iter_mut().enumerate() {
                 if i != t.index()
-                    && other.window.iter().any(|&(_, _, a, s)| {
-                        fp.iter()
-                            .any(|w| w.write && w.addr < a + s as u64 && a < w.addr + w.size as u64)
+                    && other.window.iter().any(|r| {
+                        fp.iter().any(|w| {
+                            w.write
+                                && w.addr < r.addr + r.size as u64
+                                && r.addr < w.addr + w.size as u64
+                        })
                     })
                 {
                     other.window.clear();
