@@ -626,17 +626,22 @@ fn main() {
         // the models, and the other checker, take turns run by run
         let mut runs: Vec<Vec<Row>> = p.models.iter().map(|_| Vec::new()).collect();
         let mut other: Vec<Vec<f64>> = vec![Vec::new(); p.models.len()];
+        // what the other checker counted (a rate compares like with like only if equal)
+        let mut other_counts: Vec<Option<(u64, u64)>> = vec![None; p.models.len()];
         for _ in 0..repeat {
             for (m, model) in p.models.iter().enumerate() {
                 let (report, wall, rss) = run(&checker, model);
                 runs[m].push(row_of(p, m, &report, wall, rss));
                 if let Some(c) = &against {
                     let (report, wall, rss) = run(c, model);
-                    other[m].extend(row_of(p, m, &report, wall, rss).explore_runs);
+                    let o = row_of(p, m, &report, wall, rss);
+                    other_counts[m] = Some((o.executions, o.blocked));
+                    other[m].extend(o.explore_runs);
                 }
             }
         }
         for (m, (runs, other)) in runs.into_iter().zip(other).enumerate() {
+            let counts = other_counts[m];
             let Some(row) = combine(runs, other) else {
                 eprintln!(
                     "{} under {}: runs differ in verdict or executions",
@@ -654,8 +659,12 @@ fn main() {
             let versus = if row.against_runs.is_empty() {
                 String::new()
             } else {
+                let differ = counts
+                    .filter(|&c| c != (row.executions, row.blocked))
+                    .map(|(e, b)| format!(" (against: {e} executions, {b} blocked)"))
+                    .unwrap_or_default();
                 format!(
-                    "   {:>6.2}x",
+                    "   {:>6.2}x{differ}",
                     row.explore_rate() / median(&row.against_runs).max(1e-9)
                 )
             };
