@@ -171,6 +171,15 @@ fn contended_mutexes_exclude_wait_and_deadlock() {
             r.stderr
         );
     }
+    // the counterexample says what each thread waits for
+    let r = run(&["--model", "sc", order.to_str().unwrap()]);
+    let waits = r
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("waiting:"))
+        .filter(|l| l.contains(" lock heap#") && l.contains("waits until it is free"))
+        .count();
+    assert_eq!(waits, 2, "{}{}", r.stdout, r.stderr);
 }
 
 /// Two mpsc channels in a pipeline: 10,995 executions under sc and tso (std's channel wakers

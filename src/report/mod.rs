@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::channel::LOCK_WAIT_HASH;
 use crate::event::{Event, FenceKind, Op, ThreadId};
 use crate::program::Program;
 use crate::results::{Counterexample, Outcome, Output, ThreadInfo};
@@ -258,6 +259,11 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
                 v(e.value_written)
             )
         }
+        // a lock the runtime models, waiting for its word (runtime/trap.c)
+        Op::Cas { addr, size } if e.hash == LOCK_WAIT_HASH && e.value_read.is_none() => format!(
+            "lock {} ({size} B): waits until it is free",
+            data_name(sym, cx, addr.0)
+        ),
         Op::Cas { addr, size } if e.wrote => {
             format!(
                 "cas {} ({size} B) {} -> {}",
