@@ -533,16 +533,20 @@ void smc_access(int store, uint64_t ea, uint64_t size, void *buf, uint64_t pc, u
     else copy_access(buf, (const void *)(uintptr_t)ea, size);
 }
 
-/* The visible operation of the instruction of site `st` at `pc`, about to run with registers
- * `uc`: report it and wait for the engine's go. */
+/* Where the function whose entry hook runs at `pc` was called from (its call instruction), so
+ * that what it does is named by its call, as an interposed call is; `pc` if unknown. */
+static uint64_t entry_caller_pc(const greg_t *uc, uint64_t pc) {
+    uint64_t ret = smc_entry_return_address(uc);
+    return ret ? ret - SMC_CALL_BACK : pc;
+}
+
 /* The sites that are not one memory access: string instructions and hooked functions. */
 static __attribute__((noinline)) void at_special_site(const struct smc_site *st, uint64_t pc, greg_t *uc,
                                                       uint32_t site_no) {
     if (st->kind == SMC_SITE_ERROR_CALL) {
         /* the program's own reach_error or __VERIFIER_error, or Rust's __rust_start_panic (the
          * panic's message already written by the panic hook): named where it was called from */
-        uint64_t ret = smc_entry_return_address(uc);
-        uint64_t at = ret ? ret - SMC_CALL_BACK : pc;
+        uint64_t at = entry_caller_pc(uc, pc);
         if (st->size == SMC_ERROR_CALL_PANIC) report_error(SMC_ERR_PANIC, 0, at, 0, "panic");
         else report_error(SMC_ERR_VERIFIER, 0, at, 0, st->size ? "__VERIFIER_error() reached" : "reach_error() reached");
         abort();
@@ -575,8 +579,7 @@ static __attribute__((noinline)) void at_special_site(const struct smc_site *st,
  * tells it the thread is blocked on a lock, a deadlock when nothing can free it. */
 static void rust_mutex_lock_contended(uint64_t pc, greg_t *uc, uint32_t site_no) {
     uint32_t *word = (uint32_t *)(uintptr_t)smc_arg0(uc);
-    uint64_t ea = (uint64_t)(uintptr_t)word, ret = smc_entry_return_address(uc);
-    uint64_t at = ret ? ret - SMC_CALL_BACK : pc; /* named by its call, as interposed calls are */
+    uint64_t ea = (uint64_t)(uintptr_t)word, at = entry_caller_pc(uc, pc);
     if (!in_execution() || !needs_event(ea, 4, 0)) {
         /* nobody else can see the word: taken as a real futex lock takes it (Drepper's) */
         uint32_t free_word = 0;
@@ -663,6 +666,8 @@ static void at_reserve_site(const struct smc_site *st, uint64_t pc, greg_t *uc, 
 }
 #endif
 
+/* The visible operation of the instruction of site `st` at `pc`, about to run with registers
+ * `uc`: report it and wait for the engine's go. */
 static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
     uint32_t site_no = (uint32_t)(st - g_sites) + 1;
 #ifdef SMC_HAS_RESERVATIONS
