@@ -238,6 +238,9 @@ pub struct Graph {
     /// Per location, its writes in coherence order (after the initial value). A write not yet
     /// placed is in no list.
     pub co: BTreeMap<u64, Vec<EventId>>,
+    /// Per location, the threads that added an event there (bit `t`, bit 63 for every thread
+    /// from 63 on). Events taken out leave their bit: a superset.
+    pub accessors: BTreeMap<u64, u64>,
     pub next_stamp: u32,
     /// Where the exploration met the graph, not what it is: how many visits lead to it from
     /// the first, and (`--shard`) whether it lies below a graph dealt to this shard.
@@ -312,6 +315,9 @@ impl Graph {
 
     /// Adds an event at place `e`: a hole, or the end of its thread.
     pub fn add_at(&mut self, e: EventId, label: Label, pc: u64, hash: u64) -> EventId {
+        if let Some(addr) = label.location() {
+            *self.accessors.entry(addr).or_default() |= 1 << e.thread.min(63);
+        }
         let ev = GraphEvent {
             label,
             stamp: self.next_stamp,
@@ -341,6 +347,15 @@ impl Graph {
         let evs = &mut self.threads[e.thread as usize];
         evs[e.index as usize].hole = true;
         trim_holes(evs);
+    }
+
+    /// Has no thread but `thread` an event at `addr`?
+    pub fn only_thread_at(&self, addr: u64, thread: u32) -> bool {
+        thread < 63
+            && self
+                .accessors
+                .get(&addr)
+                .is_none_or(|&m| m & !(1 << thread) == 0)
     }
 
     /// The writes to `addr` in coherence order.

@@ -112,6 +112,25 @@ fn graph_engine_explores_as_many_executions_as_interleavings() {
     }
 }
 
+/// Threads that loop thousands of times over words only they write, and a read of those
+/// words after joining them: every execution has ~20,000 events, and the graph engine's work
+/// per event must not grow with the graph (it grew with its cube: hours).
+#[test]
+fn long_loops_over_private_words_are_checked() {
+    each_build("ra-long-loops", "ra/long_loops.c", &[], |bin, build| {
+        assert_eq!(ra(bin, build), ("ok".into(), 2), "{build}");
+        for model in ["sc", "tso", "pso"] {
+            let r = check(bin, model, &["--engine", "graph"]);
+            let ctx = format!("{build} under {model}: {}{}", r.stdout, r.stderr);
+            assert_eq!(
+                (r.verdict(), r.executions(), r.blocked()),
+                ("ok", 2, 0),
+                "{ctx}"
+            );
+        }
+    });
+}
+
 /// Under sc, tso and pso, `--engine graph` gives the interleaving engine's verdict and errors,
 /// and its executions where none fails (with `none_blocked`, none blocked).
 fn as_interleavings(bin: &std::path::Path, build: &str, none_blocked: bool) {

@@ -53,6 +53,11 @@ pub trait Model: Sync {
     /// Does the model allow this execution graph (the graph engine asks after each event it
     /// adds)?
     fn consistent(&self, g: &Graph) -> bool;
+    /// [`Model::consistent`] for a graph that was consistent before `e` was added (or, by a
+    /// revisit, given its source): a model may check only what `e` can change.
+    fn consistent_after(&self, g: &Graph, _e: EventId) -> bool {
+        self.consistent(g)
+    }
     /// Does the graph engine choose each write's place in coherence order? If not (weak
     /// traces: program order and reads-from only), `consistent` asks only that some order
     /// exists.

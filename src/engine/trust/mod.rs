@@ -31,7 +31,7 @@ use mutex::{mutex_free, mutex_of, MUTEX_FREE};
 pub use pool::Pool;
 use pool::{Part, Visit};
 pub use replay::replay;
-use revisit::sources_of;
+use revisit::{set_source, sources_of};
 use script::Script;
 use step::{dependencies_of, label_of};
 
@@ -355,7 +355,7 @@ impl Trust<'_> {
             g.place(e, at);
         }
         self.revisits(g, e);
-        self.model.consistent(g)
+        self.model.consistent_after(g, e)
     }
 
     /// Visits `g`: runs the program up to it, then extends it event by event to the end of
@@ -555,21 +555,31 @@ impl Trust<'_> {
             steps += 1;
             match g.label(e).clone() {
                 Label::Read { addr, .. } => {
-                    // the source this execution takes is the last consistent one: the program
-                    // runs on with it while the others are checked (and kept for later)
                     let candidates = sources_of(&g, e, addr);
-                    let Some((k, mut first)) = self.last_source(&g, e, &candidates) else {
-                        self.outcome.stats.blocked += 1;
-                        return self.exec.end();
-                    };
-                    let started = self.start_step(&first, slot, &p, e)?;
-                    let others: Vec<Graph> = candidates[..k]
-                        .iter()
-                        .filter_map(|&w| self.with_source(&g, e, w))
-                        .collect();
-                    self.todo.extend(others);
-                    snap = self.finish_step(&mut first, slot, &p, e, started)?;
-                    g = first;
+                    match candidates[..] {
+                        // a consistent graph and a read no event follows: some source keeps
+                        // it consistent (the latest write), and only this one is left
+                        [w] if self.sinks_stay_consistent(&g, e) => {
+                            set_source(&mut g, e, w);
+                            snap = self.step(&mut g, slot, &p, e)?;
+                        }
+                        // the source this execution takes is the last consistent one: the
+                        // program runs on with it while the others are checked (and kept)
+                        _ => {
+                            let Some((k, mut first)) = self.last_source(&g, e, &candidates) else {
+                                self.outcome.stats.blocked += 1;
+                                return self.exec.end();
+                            };
+                            let started = self.start_step(&first, slot, &p, e)?;
+                            let others: Vec<Graph> = candidates[..k]
+                                .iter()
+                                .filter_map(|&w| self.with_source(&g, e, w))
+                                .collect();
+                            self.todo.extend(others);
+                            snap = self.finish_step(&mut first, slot, &p, e, started)?;
+                            g = first;
+                        }
+                    }
                 }
                 Label::Update { addr, .. } => {
                     let (mut options, taken) = self.update_sources(&g, e, addr);
@@ -591,29 +601,32 @@ impl Trust<'_> {
                     snap = self.step(&mut g, slot, &p, e)?;
                 }
                 Label::Write { addr, .. } => {
-                    let mut options;
+                    let mut places;
                     // (a mutex's step gives the event its order, which consistency reads)
                     if mutex_of(&p.op).is_none() {
                         // its places are checked while the program runs on: consistency does
-                        // not look at the bytes, which the step reports (put in after)
+                        // not look at the bytes, which the step reports
                         let started = self.start_step(&g, slot, &p, e)?;
-                        options = self.placements(&g, e, addr);
+                        places = self.placements(&g, e, addr);
                         snap = self.finish_step(&mut g, slot, &p, e, started)?;
-                        for h in &mut options {
-                            *h.label_mut(e) = g.label(e).clone();
-                        }
                     } else {
                         snap = self.step(&mut g, slot, &p, e)?;
-                        options = self.placements(&g, e, addr);
+                        places = self.placements(&g, e, addr);
                     }
                     self.revisits(&g, e);
-                    let Some(first) = options.pop() else {
+                    let Some(first) = places.pop() else {
                         return Err(ExecError::Fatal(
                             "internal: a write has no consistent place".into(),
                         ));
                     };
-                    self.todo.extend(options);
-                    g = first;
+                    for at in places.into_iter().flatten() {
+                        let mut h = g.clone();
+                        h.place(e, at);
+                        self.todo.push(h);
+                    }
+                    if let Some(at) = first {
+                        g.place(e, at);
+                    }
                 }
                 _ => snap = self.step(&mut g, slot, &p, e)?,
             }
@@ -669,8 +682,8 @@ impl Trust<'_> {
             .filter(|&w| w != rf && (!mutex || mutex_free(g, w)))
             .any(|w| {
                 let mut h = g.clone();
-                h.push(r.thread, Label::Read { addr, size, rf: w }, 0, 0);
-                self.model.consistent(&h)
+                let again = h.push(r.thread, Label::Read { addr, size, rf: w }, 0, 0);
+                self.model.consistent_after(&h, again)
             })
     }
 

@@ -20,15 +20,12 @@ impl Trust<'_> {
         let (mut options, mut taken) = (Vec::new(), Vec::new());
         for w in sources_of(g, e, addr) {
             let mut h = g.clone();
-            match h.label_mut(e) {
-                Label::Update { rf, .. } => *rf = w,
-                _ => unreachable!("update_sources is for updates"),
-            }
+            set_source(&mut h, e, w);
             if self.model.enumerates_coherence() {
                 let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
                 h.place(e, at);
             }
-            if self.model.consistent(&h) {
+            if self.model.consistent_after(&h, e) {
                 options.push(h);
             } else if g
                 .events()
@@ -56,51 +53,76 @@ impl Trust<'_> {
             .find_map(|(k, &w)| self.with_source(g, e, w).map(|h| (k, h)))
     }
 
+    /// Does adding `e` to consistent `g` keep it consistent whenever nothing leaves `e`: no
+    /// event after it in its thread, no reader, no write after it in coherence order? Under
+    /// every model here but one with porf cycles (whose kept events may follow a hole `e`
+    /// fills) and a store-conditional (atomic with its reservation).
+    pub(super) fn sinks_stay_consistent(&self, g: &Graph, e: EventId) -> bool {
+        !self.model.porf_cycles()
+            && g.event(e).conditional.is_none()
+            && g.threads[e.thread as usize].len() == e.index as usize + 1
+    }
+
     /// `g` with read `e` reading from `w` (None: the initial value), if that is consistent.
     pub(super) fn with_source(&self, g: &Graph, e: EventId, w: Option<EventId>) -> Option<Graph> {
         let mut h = g.clone();
-        match h.label_mut(e) {
-            Label::Read { rf, .. } => *rf = w,
-            _ => unreachable!("with_source is for plain reads"),
-        }
-        self.model.consistent(&h).then_some(h)
+        set_source(&mut h, e, w);
+        self.model.consistent_after(&h, e).then_some(h)
     }
 
-    /// `g` with write `e` at each consistent place in its location's coherence order.
-    pub(super) fn placements(&self, g: &Graph, e: EventId, addr: u64) -> Vec<Graph> {
+    /// The consistent places of write `e` in its location's coherence order (`None`: the
+    /// model does not enumerate it), in the order their graphs are made.
+    pub(super) fn placements(&self, g: &Graph, e: EventId, addr: u64) -> Vec<Option<usize>> {
         if !self.model.enumerates_coherence() {
             // a write keeps a weak trace consistent
-            return vec![g.clone()];
+            return vec![None];
         }
-        let mut options = Vec::new();
-        for at in coherence_floor(g, e, addr)..=g.co_of(addr).len() {
+        let end = g.co_of(addr).len();
+        let consistent_at = |at: usize| {
             let mut h = g.clone();
             h.place(e, at);
-            if self.model.consistent(&h) {
-                options.push(h);
-            }
+            self.model.consistent_after(&h, e)
+        };
+        let mut places: Vec<Option<usize>> = (coherence_floor(g, e, addr)..end)
+            .filter(|&at| consistent_at(at))
+            .map(Some)
+            .collect();
+        // the last place leaves nothing after the write
+        if self.sinks_stay_consistent(g, e) || consistent_at(end) {
+            places.push(Some(end));
         }
-        options
+        places
     }
 
     /// Write (or update) `a`, just added to `g`, revisits each read of its location that
     /// does not precede it, where what the revisit drops was added maximally.
     pub(super) fn revisits(&mut self, g: &Graph, a: EventId) {
         let addr = g.label(a).location().expect("a write has a location");
+        if g.only_thread_at(addr, a.thread)
+            && g.threads[a.thread as usize].len() == a.index as usize + 1
+        {
+            return; // no read it does not follow
+        }
+        // (a read of its own thread before it precedes it, or under porf cycles would read
+        // from its future: inconsistent)
+        let mut reads: Vec<EventId> = g
+            .events()
+            .filter(|&r| {
+                r != a
+                    && !(r.thread == a.thread && r.index < a.index)
+                    && g.label(r).reads()
+                    && g.label(r).location() == Some(addr)
+            })
+            .collect();
+        if reads.is_empty() {
+            return;
+        }
         let prefix = if self.model.porf_cycles() {
             g.prefix(a, &|g, e, out| self.model.depends_within(g, e, out))
         } else {
             g.porf_prefix(a)
         };
-        let reads: Vec<EventId> = g
-            .events()
-            .filter(|&r| {
-                r != a
-                    && g.label(r).reads()
-                    && g.label(r).location() == Some(addr)
-                    && !prefix.contains(r)
-            })
-            .collect();
+        reads.retain(|&r| !prefix.contains(r));
         for r in reads {
             if !maximal(self.model, g, r, a, &prefix) {
                 continue;
@@ -152,7 +174,7 @@ impl Trust<'_> {
                     let after = p.co_position(a).unwrap() + 1;
                     p.place(r, after);
                 }
-                if self.model.consistent(&p) {
+                if self.model.consistent_after(&p, r) {
                     self.todo.push(p);
                 }
             }
@@ -162,24 +184,31 @@ impl Trust<'_> {
 
 /// The first place in `addr`'s coherence order that write `w` may take in any model with
 /// coherence per location (`po-loc | rf | fr | co` acyclic): after its thread's earlier writes
-/// there and the writes its thread's earlier reads there read from.
+/// there and the writes its thread's earlier reads there read from. In a consistent graph
+/// those before its thread's latest write there are before that write, so the search stops
+/// there.
 fn coherence_floor(g: &Graph, w: EventId, addr: u64) -> usize {
+    let mut before: smallvec::SmallVec<[EventId; 4]> = smallvec::SmallVec::new();
     let evs = &g.threads[w.thread as usize][..w.index as usize];
-    let before = evs
-        .iter()
-        .enumerate()
-        .filter(|(_, ev)| !ev.hole && ev.label.location() == Some(addr))
-        .filter_map(|(i, ev)| {
-            let mine = EventId {
+    for (i, ev) in evs.iter().enumerate().rev() {
+        if ev.hole || ev.label.location() != Some(addr) {
+            continue;
+        }
+        if let Some(Some(source)) = ev.label.rf() {
+            before.push(source);
+        }
+        if ev.label.writes() {
+            before.push(EventId {
                 thread: w.thread,
                 index: i as u32,
-            };
-            let write = ev.label.writes().then_some(mine);
-            let read = ev.label.rf().flatten();
-            let at = |x: Option<EventId>| x.and_then(|x| g.co_position(x)).map(|p| p + 1);
-            at(write).max(at(read))
-        });
-    before.max().unwrap_or(0)
+            });
+            break;
+        }
+    }
+    g.co_of(addr)
+        .iter()
+        .rposition(|x| before.contains(x))
+        .map_or(0, |p| p + 1)
 }
 
 /// Were `r` and every event added after it that `a` does not depend on (in `prefix`) added
@@ -239,13 +268,77 @@ fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix:
 }
 
 /// What `e`, an access of `addr`, may read from, in the order its graphs are made: the initial
-/// value, then each other write of the location in the graph's order.
+/// value, then each other write of the location in the graph's order. Not a write that a
+/// later one of its thread overwrote before `e` in program order, creation and joining, nor
+/// the initial value once a write did: coherence per location, which every model here has,
+/// rules those out (after joining threads that each wrote a location many times, a read has
+/// one source from each, not every write).
 pub(super) fn sources_of(g: &Graph, e: EventId, addr: u64) -> Vec<Option<EventId>> {
-    std::iter::once(None)
+    let latest_in = |t: usize, n: usize| {
+        g.threads[t][..n]
+            .iter()
+            .rposition(|ev| !ev.hole && ev.label.writes() && ev.label.location() == Some(addr))
+            .map(|i| i as u32)
+    };
+    if g.only_thread_at(addr, e.thread) {
+        return vec![
+            latest_in(e.thread as usize, e.index as usize).map(|index| EventId {
+                thread: e.thread,
+                index,
+            }),
+        ];
+    }
+    let before = thread_order_prefix(g, e);
+    let latest: Vec<Option<u32>> = (0..g.threads.len())
+        .map(|t| latest_in(t, before[t] as usize))
+        .collect();
+    let overwritten = |w: EventId| latest[w.thread as usize].is_some_and(|i| w.index < i);
+    let initial = latest.iter().all(Option::is_none).then_some(None);
+    initial
+        .into_iter()
         .chain(
             g.events()
-                .filter(|&w| w != e && g.label(w).writes() && g.label(w).location() == Some(addr))
+                .filter(|&w| {
+                    w != e
+                        && !overwritten(w)
+                        && g.label(w).writes()
+                        && g.label(w).location() == Some(addr)
+                })
                 .map(Some),
         )
         .collect()
+}
+
+/// How many of each thread's first events precede `e` in program order, creation and joining
+/// (orders every model here keeps).
+fn thread_order_prefix(g: &Graph, e: EventId) -> Vec<u32> {
+    let mut limit = vec![0u32; g.threads.len()];
+    let mut work = vec![(e.thread as usize, e.index)];
+    while let Some((t, n)) = work.pop() {
+        let old = limit[t];
+        if n <= old {
+            continue;
+        }
+        limit[t] = n;
+        for ev in &g.threads[t][old as usize..n as usize] {
+            if let (Label::Join { child }, false) = (&ev.label, ev.hole) {
+                let c = *child as usize;
+                work.push((c, g.threads[c].len() as u32));
+            }
+        }
+        if old == 0 {
+            if let Some(p) = g.parents[t] {
+                work.push((p.thread as usize, p.index + 1));
+            }
+        }
+    }
+    limit
+}
+
+/// Read (or update) `e` of `g` reading from `w`.
+pub(super) fn set_source(g: &mut Graph, e: EventId, w: Option<EventId>) {
+    match g.label_mut(e) {
+        Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = w,
+        _ => unreachable!("a source is for reads"),
+    }
 }
