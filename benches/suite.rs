@@ -188,6 +188,12 @@ fn suite() -> Vec<Program> {
                 .full_only(n > 6),
         );
     }
+    // ~20,000 events an execution, most on words one thread writes: the work per event
+    v.push(
+        program("ra", "tests/programs/ra/long_loops.c", &[])
+            .models(&["ra"])
+            .expect([OK]),
+    );
     v.push(
         program("ra", "tests/programs/tso/iriw.c", &[])
             .models(&["ra"])
