@@ -181,10 +181,10 @@ impl<'a> Scope<'a> {
         (e.index as usize) < self.lens[e.thread as usize]
     }
 
-    /// Does `a` happen before `b` (both in scope, `a` ≠ `b`)?
-    fn hb(&self, a: EventId, b: EventId) -> bool {
-        let at = (self.offsets[b.thread as usize] + b.index as usize) * self.threads;
-        a != b && self.clocks[at + a.thread as usize] > a.index
+    /// How many events of each thread happen before `e` (in scope) or are it.
+    fn clock(&self, e: EventId) -> &[u32] {
+        let at = (self.offsets[e.thread as usize] + e.index as usize) * self.threads;
+        &self.clocks[at..at + self.threads]
     }
 
     /// Checks the coherence order of `addr` some consistent order has: `None` if there is
@@ -245,92 +245,127 @@ fn one_thread_coherence(
 }
 
 /// The coherence edges every consistent order of a location must have (node 0: the initial
-/// value, i + 1: `writes[i]`), transitively closed; `None` if they have a cycle.
+/// value, i + 1: `writes[i]`); `None` if they have a cycle, else the writes no other must
+/// follow. As happens-before holds reads-from, CoRW and CoRR follow from CoWW and CoWR
+/// (`w rf r1 hb r2` is `w hb r2`), and CoWW and CoWR need only, per thread, the latest write
+/// that happens before: the earlier ones reach it in program order. `writes` are thread by
+/// thread in program order.
 fn forced_coherence(
     scope: &Scope,
     writes: Vec<EventId>,
     reads: &[(EventId, Option<EventId>)],
 ) -> Option<Vec<EventId>> {
     let n = writes.len() + 1;
-    let node =
-        |w: Option<EventId>| w.map_or(0, |w| writes.iter().position(|&x| x == w).unwrap() + 1);
-    let mut before = Rel::empty(n);
-    (1..n).for_each(|j| before.add(0, j));
-    for (i, &a) in writes.iter().enumerate() {
-        for (j, &b) in writes.iter().enumerate() {
-            if scope.hb(a, b) {
-                before.add(i + 1, j + 1);
-            }
+    let node = |w: Option<EventId>| w.map_or(0, |w| writes.binary_search(&w).unwrap() + 1);
+    // per thread, its writes' range in `writes`
+    let mut ranges = vec![(0usize, 0usize); scope.threads];
+    for (i, w) in writes.iter().enumerate() {
+        let r = &mut ranges[w.thread as usize];
+        if r.1 == 0 {
+            r.0 = i;
         }
+        r.1 = i + 1;
     }
-    let sources: Vec<usize> = reads.iter().map(|&(_, s)| node(s)).collect();
-    for (k, &(r, s)) in reads.iter().enumerate() {
-        let sn = sources[k];
-        for (j, &w) in writes.iter().enumerate() {
-            if Some(w) == s {
-                continue;
-            }
-            if w == r {
-                // an update's write comes after what it read
-                before.add(sn, j + 1);
-                continue;
-            }
-            if scope.hb(w, r) {
-                before.add(j + 1, sn);
-            }
-            if scope.hb(r, w) {
-                before.add(sn, j + 1);
+    // the latest write of each other thread that happens before `e`, and its own thread's
+    // latest before it
+    let latest_before = |e: EventId, out: &mut Vec<usize>| {
+        out.clear();
+        let clock = scope.clock(e);
+        for (t, &(lo, hi)) in ranges.iter().enumerate() {
+            let seen = if t == e.thread as usize {
+                e.index
+            } else {
+                clock[t]
+            };
+            let k = lo + writes[lo..hi].partition_point(|w| w.index < seen);
+            if k > lo {
+                out.push(k); // node of writes[k - 1]
             }
         }
-        for (k2, &(r2, s2)) in reads.iter().enumerate() {
-            if s2 != s && scope.hb(r, r2) {
-                before.add(sn, sources[k2]);
-            }
-        }
-    }
-    // atomicity: nothing between an update and its source; close transitively until
-    // nothing changes
-    let updates: Vec<(usize, usize)> = reads
-        .iter()
-        .zip(&sources)
-        .filter(|((r, _), _)| {
-            matches!(scope.g.label(*r), Label::Update { .. }) && Some(*r) != scope.read_only
-        })
-        .map(|(&(u, _), &s)| (node(Some(u)), s))
-        .collect();
-    let last = |before: &Rel| {
-        let last = (0..writes.len()).filter(|&i| before.succ(i + 1).next().is_none());
-        Some(last.map(|i| writes[i]).collect())
     };
+    let mut edges: Vec<(usize, usize)> = Vec::new();
+    let mut before = Vec::new();
+    for &(lo, hi) in &ranges {
+        if hi > lo {
+            edges.push((0, lo + 1));
+        }
+    }
+    for (j, &w) in writes.iter().enumerate() {
+        latest_before(w, &mut before);
+        edges.extend(before.iter().map(|&i| (i, j + 1)));
+    }
+    let mut updates: Vec<(usize, usize)> = Vec::new();
+    for &(r, s) in reads {
+        let sn = node(s);
+        latest_before(r, &mut before);
+        edges.extend(before.iter().filter(|&&i| i != sn).map(|&i| (i, sn)));
+        if matches!(scope.g.label(r), Label::Update { .. }) && Some(r) != scope.read_only {
+            // an update's write comes after what it read, and nothing between them
+            let u = node(Some(r));
+            edges.push((sn, u));
+            updates.push((u, sn));
+        }
+    }
     if updates.is_empty() {
         // no atomicity to propagate: the edges as they are, not their closure (a write with
         // no edge out has no successor in the closure either)
-        return if before.acyclic_sparse() {
-            last(&before)
-        } else {
-            None
-        };
+        edges.sort_unstable();
+        edges.dedup();
+        if !acyclic(n, &edges) {
+            return None;
+        }
+        let mut followed = vec![false; n];
+        edges.iter().for_each(|&(a, _)| followed[a] = true);
+        let last = (0..writes.len()).filter(|&i| !followed[i + 1]);
+        return Some(last.map(|i| writes[i]).collect());
     }
+    let mut rel = Rel::empty(n);
+    edges.iter().for_each(|&(a, b)| rel.add(a, b));
+    let last = |rel: &Rel| {
+        let last = (0..writes.len()).filter(|&i| rel.succ(i + 1).next().is_none());
+        Some(last.map(|i| writes[i]).collect())
+    };
+    // atomicity: nothing between an update and its source; close transitively until
+    // nothing changes
     loop {
-        before = before.plus();
-        if !before.irreflexive() {
+        rel = rel.plus();
+        if !rel.irreflexive() {
             return None;
         }
         let mut changed = false;
         for &(u, s) in &updates {
             for w in (0..n).filter(|&w| w != u && w != s) {
-                if before.has(s, w) && !before.has(u, w) {
-                    before.add(u, w);
+                if rel.has(s, w) && !rel.has(u, w) {
+                    rel.add(u, w);
                     changed = true;
                 }
-                if before.has(w, u) && !before.has(w, s) {
-                    before.add(w, s);
+                if rel.has(w, u) && !rel.has(w, s) {
+                    rel.add(w, s);
                     changed = true;
                 }
             }
         }
         if !changed {
-            return last(&before);
+            return last(&rel);
         }
     }
+}
+
+/// Kahn's algorithm over `edges` of `n` nodes, sorted by their source: is there no cycle?
+fn acyclic(n: usize, edges: &[(usize, usize)]) -> bool {
+    let mut indegree = vec![0u32; n];
+    edges.iter().for_each(|&(_, b)| indegree[b] += 1);
+    let mut ready: Vec<usize> = (0..n).filter(|&a| indegree[a] == 0).collect();
+    let mut seen = 0;
+    while let Some(a) = ready.pop() {
+        seen += 1;
+        let from = edges.partition_point(|&(x, _)| x < a);
+        for &(_, b) in edges[from..].iter().take_while(|&&(x, _)| x == a) {
+            indegree[b] -= 1;
+            if indegree[b] == 0 {
+                ready.push(b);
+            }
+        }
+    }
+    seen == n
 }
