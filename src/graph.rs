@@ -349,6 +349,11 @@ impl Graph {
         trim_holes(evs);
     }
 
+    /// Is `e` the last place of its thread (no event or hole after it)?
+    pub fn is_last_of_thread(&self, e: EventId) -> bool {
+        self.threads[e.thread as usize].len() == e.index as usize + 1
+    }
+
     /// Has no thread but `thread` an event at `addr`?
     pub fn only_thread_at(&self, addr: u64, thread: u32) -> bool {
         thread < 63
@@ -542,43 +547,45 @@ impl Numbering {
     }
 }
 
-/// A relation over a graph's events, as adjacency lists, checked for cycles.
+/// A relation over a graph's events, as a list of edges, checked for cycles.
 pub struct Relation {
-    succ: Vec<Vec<u32>>,
+    n: usize,
+    edges: Vec<(u32, u32)>,
 }
 
 impl Relation {
     pub fn new(n: usize) -> Relation {
         Relation {
-            succ: vec![Vec::new(); n],
+            n,
+            edges: Vec::new(),
         }
     }
 
     pub fn add(&mut self, from: usize, to: usize) {
-        self.succ[from].push(to as u32);
+        self.edges.push((from as u32, to as u32));
     }
 
-    /// Kahn's algorithm: is there no cycle?
-    pub fn acyclic(&self) -> bool {
-        let n = self.succ.len();
-        let mut indegree = vec![0u32; n];
-        for s in &self.succ {
-            for &t in s {
-                indegree[t as usize] += 1;
-            }
-        }
-        let mut ready: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+    /// Kahn's algorithm, over the edges sorted by their source: is there no cycle?
+    pub fn acyclic(mut self) -> bool {
+        self.edges.sort_unstable();
+        let edges = &self.edges;
+        let mut indegree = vec![0u32; self.n];
+        edges.iter().for_each(|&(_, b)| indegree[b as usize] += 1);
+        let mut ready: Vec<u32> = (0..self.n as u32)
+            .filter(|&a| indegree[a as usize] == 0)
+            .collect();
         let mut seen = 0;
-        while let Some(i) = ready.pop() {
+        while let Some(a) = ready.pop() {
             seen += 1;
-            for &t in &self.succ[i] {
-                indegree[t as usize] -= 1;
-                if indegree[t as usize] == 0 {
-                    ready.push(t as usize);
+            let from = edges.partition_point(|&(x, _)| x < a);
+            for &(_, b) in edges[from..].iter().take_while(|&&(x, _)| x == a) {
+                indegree[b as usize] -= 1;
+                if indegree[b as usize] == 0 {
+                    ready.push(b);
                 }
             }
         }
-        seen == n
+        seen == self.n
     }
 }
 

@@ -9,7 +9,7 @@
 use super::relation::Rel;
 use super::Model;
 use crate::event::Event;
-use crate::graph::{EventId, Graph, Label};
+use crate::graph::{EventId, Graph, Label, Relation};
 
 pub struct Ra;
 
@@ -213,35 +213,8 @@ impl<'a> Scope<'a> {
                 }
             }
         }
-        let one_thread = writes
-            .iter()
-            .chain(reads.iter().map(|(r, _)| r))
-            .all(|e| e.thread == writes.first().map_or(e.thread, |w| w.thread));
-        if one_thread {
-            return one_thread_coherence(&writes, &reads);
-        }
         forced_coherence(self, writes, &reads)
     }
-}
-
-/// Coherence where one thread alone accesses the location: its program order. Each read
-/// reads from the latest write before it (or the initial value where there is none).
-fn one_thread_coherence(
-    writes: &[EventId],
-    reads: &[(EventId, Option<EventId>)],
-) -> Option<Vec<EventId>> {
-    // writes and reads are in program order
-    let mut w = 0;
-    for &(r, source) in reads {
-        while w < writes.len() && writes[w].index < r.index {
-            w += 1;
-        }
-        let latest = w.checked_sub(1).map(|k| writes[k]);
-        if source != latest {
-            return None;
-        }
-    }
-    Some(writes.last().copied().into_iter().collect())
 }
 
 /// The coherence edges every consistent order of a location must have (node 0: the initial
@@ -309,13 +282,15 @@ fn forced_coherence(
     if updates.is_empty() {
         // no atomicity to propagate: the edges as they are, not their closure (a write with
         // no edge out has no successor in the closure either)
-        edges.sort_unstable();
-        edges.dedup();
-        if !acyclic(n, &edges) {
+        let mut followed = vec![false; n];
+        let mut rel = Relation::new(n);
+        for &(a, b) in &edges {
+            followed[a] = true;
+            rel.add(a, b);
+        }
+        if !rel.acyclic() {
             return None;
         }
-        let mut followed = vec![false; n];
-        edges.iter().for_each(|&(a, _)| followed[a] = true);
         let last = (0..writes.len()).filter(|&i| !followed[i + 1]);
         return Some(last.map(|i| writes[i]).collect());
     }
@@ -349,23 +324,4 @@ fn forced_coherence(
             return last(&rel);
         }
     }
-}
-
-/// Kahn's algorithm over `edges` of `n` nodes, sorted by their source: is there no cycle?
-fn acyclic(n: usize, edges: &[(usize, usize)]) -> bool {
-    let mut indegree = vec![0u32; n];
-    edges.iter().for_each(|&(_, b)| indegree[b] += 1);
-    let mut ready: Vec<usize> = (0..n).filter(|&a| indegree[a] == 0).collect();
-    let mut seen = 0;
-    while let Some(a) = ready.pop() {
-        seen += 1;
-        let from = edges.partition_point(|&(x, _)| x < a);
-        for &(_, b) in edges[from..].iter().take_while(|&&(x, _)| x == a) {
-            indegree[b] -= 1;
-            if indegree[b] == 0 {
-                ready.push(b);
-            }
-        }
-    }
-    seen == n
 }

@@ -58,9 +58,7 @@ impl Trust<'_> {
     /// every model here but one with porf cycles (whose kept events may follow a hole `e`
     /// fills) and a store-conditional (atomic with its reservation).
     pub(super) fn sinks_stay_consistent(&self, g: &Graph, e: EventId) -> bool {
-        !self.model.porf_cycles()
-            && g.event(e).conditional.is_none()
-            && g.threads[e.thread as usize].len() == e.index as usize + 1
+        !self.model.porf_cycles() && g.event(e).conditional.is_none() && g.is_last_of_thread(e)
     }
 
     /// `g` with read `e` reading from `w` (None: the initial value), if that is consistent.
@@ -98,9 +96,7 @@ impl Trust<'_> {
     /// does not precede it, where what the revisit drops was added maximally.
     pub(super) fn revisits(&mut self, g: &Graph, a: EventId) {
         let addr = g.label(a).location().expect("a write has a location");
-        if g.only_thread_at(addr, a.thread)
-            && g.threads[a.thread as usize].len() == a.index as usize + 1
-        {
+        if g.only_thread_at(addr, a.thread) && g.is_last_of_thread(a) {
             return; // no read it does not follow
         }
         // (a read of its own thread before it precedes it, or under porf cycles would read
