@@ -49,7 +49,12 @@ void atomic_end(uint64_t pc) {
 
 /* ---- synchronisation: modelled by the supervisor, never executed for real ---- */
 
-#define SMC_MUTEX_BUSY 1 /* src/engine/trust/mutex.rs MUTEX_BUSY */
+/* The graph engine's replies (src/engine/trust/objects.rs): BUSY, to an operation that must
+ * wait, asks it again (an await loop, which waits for the write that lets it through; the
+ * interleaving engine lets it run only once it can go on); MUTEX_APART, in a condition
+ * variable's wait, has its mutex released or taken again as an operation of its own. */
+#define SMC_BUSY 1
+#define SMC_MUTEX_APART (1ull << 32)
 #define VISIBLE(op, a, a2, arg) smc_stop((op), (uint64_t)(uintptr_t)(a), (uint64_t)(uintptr_t)(a2), 1, (arg), CALLER_PC, 0, 0)
 
 /* A recursive mutex (PTHREAD_MUTEX_RECURSIVE, std::recursive_mutex) that its owner locks again
@@ -67,14 +72,15 @@ static void taken(pthread_mutex_t *m) {
     m->__data.__count = 1;
 }
 
+static void lock_visible(void *m) {
+    while (VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0) == SMC_BUSY) {
+    }
+}
+
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_lock, m);
     if (relocked(m)) return 0;
-    /* the graph engine answers a lock that found the mutex taken with SMC_MUTEX_BUSY: it asks
-     * again (an await loop, which waits for an unlock); the interleaving engine lets it run
-     * only once the mutex is free */
-    while (VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0) == SMC_MUTEX_BUSY) {
-    }
+    lock_visible(m);
     taken(m);
     return 0;
 }
@@ -101,7 +107,7 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
  * the call reads, and the engine must see it. */
 EXPORT int pthread_once(pthread_once_t *once, void (*routine)(void)) {
     if (!in_execution()) REAL(pthread_once, once, routine);
-    VISIBLE(SMC_OP_MUTEX_LOCK, once, 0, 0);
+    lock_visible(once);
     if (!(*once & 2)) {
         routine();
         __atomic_store_n(once, 2, __ATOMIC_RELEASE);
@@ -111,7 +117,7 @@ EXPORT int pthread_once(pthread_once_t *once, void (*routine)(void)) {
 }
 EXPORT int pthread_spin_lock(pthread_spinlock_t *m) {
     if (!in_execution()) REAL(pthread_spin_lock, m);
-    VISIBLE(SMC_OP_MUTEX_LOCK, m, 0, 0);
+    lock_visible((void *)m);
     return 0;
 }
 EXPORT int pthread_spin_trylock(pthread_spinlock_t *m) {
@@ -123,15 +129,21 @@ EXPORT int pthread_spin_unlock(pthread_spinlock_t *m) {
     VISIBLE(SMC_OP_MUTEX_UNLOCK, m, 0, 0);
     return 0;
 }
+static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, int timed) {
+    uint64_t r = VISIBLE(SMC_OP_COND_WAIT, c, m, timed);
+    if (r & SMC_MUTEX_APART) VISIBLE(SMC_OP_MUTEX_UNLOCK, m, 0, 0);
+    while ((r = VISIBLE(SMC_OP_COND_REACQUIRE, c, m, timed)) == SMC_BUSY) {
+    }
+    if (r & SMC_MUTEX_APART) lock_visible(m);
+    return (int)(uint32_t)r;
+}
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_cond_wait, c, m);
-    VISIBLE(SMC_OP_COND_WAIT, c, m, 0);
-    return (int)VISIBLE(SMC_OP_COND_REACQUIRE, c, m, 0);
+    return cond_wait(c, m, 0);
 }
 EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts) {
     if (!in_execution()) REAL(pthread_cond_timedwait, c, m, ts);
-    VISIBLE(SMC_OP_COND_WAIT, c, m, 1);
-    return (int)VISIBLE(SMC_OP_COND_REACQUIRE, c, m, 1);
+    return cond_wait(c, m, 1);
 }
 EXPORT int pthread_cond_signal(pthread_cond_t *c) {
     if (!in_execution()) REAL(pthread_cond_signal, c);
@@ -143,9 +155,15 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *c) {
     VISIBLE(SMC_OP_COND_BROADCAST, c, 0, 0);
     return 0;
 }
+static int rw_lock(int op, pthread_rwlock_t *l) {
+    uint64_t r;
+    while ((r = VISIBLE(op, l, 0, 0)) == SMC_BUSY) {
+    }
+    return (int)r;
+}
 EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_rdlock, l);
-    return (int)VISIBLE(SMC_OP_RW_RDLOCK, l, 0, 0);
+    return rw_lock(SMC_OP_RW_RDLOCK, l);
 }
 EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_tryrdlock, l);
@@ -153,7 +171,7 @@ EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
 }
 EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_wrlock, l);
-    return (int)VISIBLE(SMC_OP_RW_WRLOCK, l, 0, 0);
+    return rw_lock(SMC_OP_RW_WRLOCK, l);
 }
 EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_trywrlock, l);
@@ -173,7 +191,8 @@ EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_
 EXPORT int pthread_barrier_wait(pthread_barrier_t *b) {
     if (!in_execution()) REAL(pthread_barrier_wait, b);
     if (VISIBLE(SMC_OP_BARRIER_WAIT, b, 0, 0)) return PTHREAD_BARRIER_SERIAL_THREAD;
-    VISIBLE(SMC_OP_BARRIER_LEAVE, b, 0, 0);
+    while (VISIBLE(SMC_OP_BARRIER_LEAVE, b, 0, 0) == SMC_BUSY) {
+    }
     return 0;
 }
 EXPORT int sem_init(sem_t *s, int pshared, unsigned value) {
@@ -183,7 +202,8 @@ EXPORT int sem_init(sem_t *s, int pshared, unsigned value) {
 }
 EXPORT int sem_wait(sem_t *s) {
     if (!in_execution()) REAL(sem_wait, s);
-    VISIBLE(SMC_OP_SEM_WAIT, s, 0, 0);
+    while (VISIBLE(SMC_OP_SEM_WAIT, s, 0, 0) == SMC_BUSY) {
+    }
     return 0;
 }
 EXPORT int sem_trywait(sem_t *s) {

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::StoreBytes;
+use crate::event::{Op, StoreBytes};
 
 /// An event: its thread (the graph's own dense index, in order of creation) and its position
 /// in the thread's program order.
@@ -137,9 +137,15 @@ pub struct GraphEvent {
     pub conditional: Option<Conditional>,
     /// Loads of its thread before it that were no event (`Pending::skipped`).
     pub skipped: u32,
-    /// A mutex's lock that took it (acquire) or unlock (release), for a model that orders
-    /// accesses by them only as the C library's barriers do.
+    /// A synchronisation operation that took an object (acquire) or let it go (release),
+    /// for a model that orders accesses by them only as the C library's barriers do.
     pub order: Option<Order>,
+    /// The operation on a pthread object, or the nondeterministic value, that the engine
+    /// answers itself (not memory: [`crate::engine::trust`]'s `objects`).
+    pub op: Option<Op>,
+    /// Which of the outcomes of `op` this event has (the waiter a signal wakes, the value a
+    /// nondet call returns); `None` until its step chooses.
+    pub choice: Option<u32>,
 }
 
 /// How a synchronisation event orders its thread's accesses.
@@ -149,6 +155,15 @@ pub enum Order {
     Acquire,
     /// What comes before it stays before it, cumulatively (an unlock: `lwsync` before).
     Release,
+    /// Both (a barrier's wait).
+    AcquireRelease,
+}
+
+impl Order {
+    /// Does it order as `o` does (an acquire-release as either)?
+    pub fn includes(self, o: Order) -> bool {
+        self == o || self == Order::AcquireRelease
+    }
 }
 
 /// What a store-conditional did.
@@ -328,6 +343,8 @@ impl Graph {
             conditional: None,
             skipped: 0,
             order: None,
+            op: None,
+            choice: None,
         };
         let evs = &mut self.threads[e.thread as usize];
         match evs.get_mut(e.index as usize) {

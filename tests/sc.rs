@@ -286,18 +286,20 @@ fn nondet_values_are_explored() {
         ("sc", "3", "error", 18),
         ("pso", "3", "error", 18),
     ] {
-        let r = check(
-            &source("nondet.c"),
-            model,
-            &["--keep-going", "--nondet-values", n],
-        );
-        assert_eq!(
-            (r.verdict(), r.executions()),
-            (verdict, executions),
-            "{model} {n}\n{}{}",
-            r.stdout,
-            r.stderr
-        );
+        for engine in ["interleaving", "graph"] {
+            let r = check(
+                &source("nondet.c"),
+                model,
+                &["--keep-going", "--nondet-values", n, "--engine", engine],
+            );
+            assert_eq!(
+                (r.verdict(), r.executions()),
+                (verdict, executions),
+                "{model} {n} {engine}\n{}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
     }
 }
 

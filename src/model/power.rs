@@ -104,7 +104,7 @@ impl Model for Power {
         let before = &evs[..e.index as usize];
         // (a hole's label is the event that was there: its kind of fence and its
         // dependencies are what the event added there again will have; its location may not be)
-        if fence(&ev.label) || ev.order == Some(Order::Release) {
+        if fence(&ev.label) || ev.order.is_some_and(|o| o.includes(Order::Release)) {
             // everything before a fence comes before what follows it
             out.extend((0..before.len()).filter(|&i| !before[i].hole).map(at));
             return;
@@ -343,7 +343,9 @@ impl<'g> Relations<'g> {
 
     /// The events whose lock or unlock orders its thread's accesses as `order`.
     fn ordered(&self, order: Order) -> Set {
-        Set::of(self.n, |i| self.g.event(self.ids[i]).order == Some(order))
+        Set::of(self.n, |i| {
+            self.g.event(self.ids[i]).order.is_some_and(|o| o.includes(order))
+        })
     }
 
     /// Atomicity of updates: each right after its source in coherence order.

@@ -27,7 +27,7 @@ use crate::results::{ErrorKind, Outcome};
 use super::{Config, EndVerdict, ExecError, Executor, Progress, SlotState, Snapshot};
 
 use conditional::StoreConditional;
-use mutex::{mutex_free, mutex_of, MUTEX_FREE};
+use objects::{answered, object_of};
 pub use pool::Pool;
 use pool::{Part, Visit};
 pub use replay::replay;
@@ -38,7 +38,7 @@ use step::{dependencies_of, label_of};
 #[cfg(test)]
 mod brute_force;
 mod conditional;
-mod mutex;
+mod objects;
 mod pool;
 mod replay;
 mod report;
@@ -89,7 +89,7 @@ pub fn explore_shared(
         converted: None,
         locations: Locations::default(),
         memory: Memory::default(),
-        mutexes: std::collections::HashSet::new(),
+        objects: std::collections::HashSet::new(),
         ran: Vec::new(),
         speculative: false,
         script: Script::default(),
@@ -161,9 +161,9 @@ struct Trust<'a> {
     converted: Option<EventId>,
     locations: Locations,
     memory: Memory,
-    /// The mutexes the exploration locked or unlocked: their events are the engine's own
-    /// (the runtime does not touch the mutex), never committed to memory.
-    mutexes: std::collections::HashSet<u64>,
+    /// The pthread objects the exploration operated on: their events are the engine's own
+    /// (the runtime does not touch the object), never committed to memory.
+    objects: std::collections::HashSet<u64>,
     /// Per graph thread, how many of its places the running execution has run.
     ran: Vec<u32>,
     /// The running execution filled a hole, or gave a read the bytes of a write that had not
@@ -223,9 +223,8 @@ fn replays(op: &Op, label: &Label) -> bool {
     match (op, label) {
         (Op::Fence { .. }, Label::Update { addr, .. }) => *addr == FENCE_LOCATION,
         (Op::Cas { addr, .. }, Label::Update { addr: a, .. }) => addr.0 == *a,
-        (Op::MutexLock { obj } | Op::MutexTryLock { obj }, Label::Update { addr: a, .. }) => {
-            obj.0 == *a
-        }
+        // (an object's operation that may wait is a read or an update)
+        (op, label) if object_of(op).is_some() => object_of(op).map(|o| o.0) == label.location(),
         (Op::Join { .. }, Label::Join { .. }) => true,
         // a store-conditional that wrote or failed
         (Op::Cas { addr, .. }, Label::Write { addr: a, .. }) => addr.0 == *a,
@@ -449,7 +448,7 @@ impl Trust<'_> {
                 let spinning = |r: &&EventId| {
                     !g.label(**r)
                         .location()
-                        .is_some_and(|a| self.mutexes.contains(&a))
+                        .is_some_and(|a| self.objects.contains(&a))
                 };
                 if waiting.iter().any(|r| spinning(&r)) {
                     let message = format!(
@@ -542,6 +541,9 @@ impl Trust<'_> {
             };
             let e = g.add_at(at, label, p.pc, p.hash);
             g.event_mut(e).skipped = p.skipped;
+            if answered(&p.op) {
+                g.event_mut(e).op = Some(p.op);
+            }
             if self.model.uses_dependencies() && g.label(e).access().is_some() {
                 let deps = self.exec.dependencies(p.pc).unwrap_or_default();
                 g.threads[thread as usize][e.index as usize].deps = dependencies_of(&g, e, &deps);
@@ -570,7 +572,7 @@ impl Trust<'_> {
                                 self.outcome.stats.blocked += 1;
                                 return self.exec.end();
                             };
-                            let started = self.start_step(&first, slot, &p, e)?;
+                            let started = self.start_step(&mut first, slot, &p, e)?;
                             let others: Vec<Graph> = candidates[..k]
                                 .iter()
                                 .filter_map(|&w| self.with_source(&g, e, w))
@@ -601,18 +603,11 @@ impl Trust<'_> {
                     snap = self.step(&mut g, slot, &p, e)?;
                 }
                 Label::Write { addr, .. } => {
-                    let mut places;
-                    // (a mutex's step gives the event its order, which consistency reads)
-                    if mutex_of(&p.op).is_none() {
-                        // its places are checked while the program runs on: consistency does
-                        // not look at the bytes, which the step reports
-                        let started = self.start_step(&g, slot, &p, e)?;
-                        places = self.placements(&g, e, addr);
-                        snap = self.finish_step(&mut g, slot, &p, e, started)?;
-                    } else {
-                        snap = self.step(&mut g, slot, &p, e)?;
-                        places = self.placements(&g, e, addr);
-                    }
+                    // its places are checked while the program runs on: consistency does not
+                    // look at the bytes, which the step reports
+                    let started = self.start_step(&mut g, slot, &p, e)?;
+                    let mut places = self.placements(&g, e, addr);
+                    snap = self.finish_step(&mut g, slot, &p, e, started)?;
                     self.revisits(&g, e);
                     let Some(first) = places.pop() else {
                         return Err(ExecError::Fatal(
@@ -654,7 +649,7 @@ impl Trust<'_> {
         let mut addrs: Vec<u64> = g.events().filter_map(|e| g.label(e).location()).collect();
         addrs.sort_unstable();
         addrs.dedup();
-        addrs.retain(|a| !self.mutexes.contains(a));
+        addrs.retain(|a| !self.objects.contains(a));
         for addr in addrs {
             let latest = self.model.latest_write(g, addr, &|_| true, None);
             if let Some(bytes) = latest.and_then(|w| g.label(w).written()) {
@@ -675,11 +670,11 @@ impl Trust<'_> {
             .events()
             .filter(|&w| g.label(w).writes() && g.label(w).location() == Some(addr))
             .collect();
-        // a lock waits for a free mutex: only an unlock (or the initial state) ends its wait
-        let mutex = self.mutexes.contains(&addr);
+        // an object's operation waits for a state it can go on from (a lock for a free mutex)
+        let op = g.event(r).op;
         std::iter::once(None)
             .chain(writes.into_iter().map(Some))
-            .filter(|&w| w != rf && (!mutex || mutex_free(g, w)))
+            .filter(|&w| w != rf && !op.is_some_and(|op| self.would_wait(g, r, &op, w)))
             .any(|w| {
                 let mut h = g.clone();
                 let again = h.push(r.thread, Label::Read { addr, size, rf: w }, 0, 0);
@@ -743,7 +738,7 @@ impl Trust<'_> {
 fn awaiting(g: &Graph, thread: u32, ran: u32, p: &Pending) -> Option<EventId> {
     let addr = match p.op {
         Op::Load { addr, .. } | Op::Cas { addr, .. } => addr.0,
-        Op::MutexLock { obj } => obj.0,
+        ref op if objects::may_only_read(op) => object_of(op)?.0,
         _ => return None,
     };
     // the thread's latest iteration: reads only since a read of the same location by the same

@@ -142,13 +142,13 @@ impl Trust<'_> {
                 Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = Some(a),
                 _ => unreachable!(),
             }
-            let update = h.label(r).writes() && self.model.enumerates_coherence();
-            if update {
+            if h.label(r).writes() && self.model.enumerates_coherence() {
                 h.unplace(r);
             }
-            // a lock that now finds its mutex taken did not take it: a read (it waits)
-            let waits = self.lock_finds_taken(&mut h, r, a);
-            let update = update && !waits;
+            // an object's operation chooses again, and may now only read (a lock that finds
+            // its mutex taken waits)
+            self.object_revisited(&mut h, r);
+            let update = h.label(r).writes() && self.model.enumerates_coherence();
             // the write's places in coherence order (an update's is next to its source), the
             // revisited update right after it
             let positions = if matches!(g.label(a), Label::Update { .. })
@@ -219,6 +219,10 @@ fn maximal(model: &dyn Model, g: &Graph, r: EventId, a: EventId, prefix: &Prefix
 }
 
 fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix: &Prefix) -> bool {
+    // an operation with several outcomes (a signal's waiter, a nondet value) took the first
+    if g.event(e).choice.is_some_and(|c| c != 0) {
+        return false;
+    }
     let stamp = g.event(e).stamp;
     let previous = |x: EventId| g.event(x).stamp <= stamp || prefix.contains(x);
     let label = g.label(e);

@@ -59,7 +59,7 @@ impl Script {
 impl Trust<'_> {
     /// Hands the executor the steps that replay `g` (none with `scripted` false), as
     /// `catch_up` will take them: up to the first whose reply is not known before it runs (a
-    /// mutex's, a read of an initial value no execution has seen yet).
+    /// pthread object's or a nondet call's, a read of an initial value no execution has seen yet).
     pub(super) fn hand_script(&mut self, g: &Graph, scripted: bool) {
         self.script.clear();
         if scripted {
@@ -80,7 +80,8 @@ impl Trust<'_> {
             };
             let (ev, label) = (g.event(e), g.label(e));
             let location = label.location().filter(|&a| a != FENCE_LOCATION);
-            if location.is_some_and(|a| self.mutexes.contains(&a)) {
+            // (the engine answers an object's operation, or a nondet call, as it runs)
+            if ev.op.is_some() {
                 break;
             }
             let reply = match ev.conditional {

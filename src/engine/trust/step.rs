@@ -6,7 +6,8 @@ use crate::engine::{ExecError, Snapshot};
 use crate::event::{Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
 use crate::graph::{Dependencies, EventId, Graph, Label};
 
-use super::{conditional, le_value, mutex_of, Trust, FENCE_LOCATION, LEFT_SCRIPT, MUTEX_FREE};
+use super::objects::{answered, object_label, object_of};
+use super::{conditional, le_value, Trust, FENCE_LOCATION, LEFT_SCRIPT};
 
 /// The label an operation adds, before its outcome is known (a read's source, a write's
 /// bytes, whether a compare-exchange writes); `None` for what adds no event (the end of the
@@ -27,16 +28,11 @@ pub(super) fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecErro
             read(addr.0, size)
         }
         Op::Store { addr, size } | Op::RmwStore { addr, size } => write(addr.0, size),
-        // a mutex as a one-byte lock word: a lock reads it, and takes it (an update) when it
-        // read it free; an unlock frees it, an atomic update as glibc's (a barrier, as its
-        // release is)
-        Op::MutexLock { obj } | Op::MutexTryLock { obj } => read(obj.0, 1),
-        Op::MutexUnlock { obj } => Label::Update {
-            addr: obj.0,
-            size: 1,
-            rf: None,
-            bytes: smallvec::smallvec![MUTEX_FREE],
-        },
+        // a pthread object's state, which the engine keeps: a read where the operation may
+        // only look or wait, else an update (a barrier, as the C library's are)
+        ref op if object_of(op).is_some() => object_label(op).expect("an object's operation"),
+        // a value the engine chooses
+        Op::Nondet { .. } => Label::Local,
         Op::Rmw { addr, size } => Label::Update {
             addr: addr.0,
             size,
@@ -173,18 +169,23 @@ impl Trust<'_> {
     }
 
     /// The first half of [`Trust::step`]: the reply sent, the program perhaps running on while
-    /// the engine works (`Started::snap` is `None` then).
+    /// the engine works (`Started::snap` is `None` then). An operation the engine answers
+    /// itself takes its first outcome, the others left to visit.
     pub(super) fn start_step(
         &mut self,
-        g: &Graph,
+        g: &mut Graph,
         slot: u32,
         p: &Pending,
         e: EventId,
     ) -> Result<Started, ExecError> {
-        let reply = match (mutex_of(&p.op), g.event(e).conditional) {
-            (Some(_), _) => self.mutex_reply(g, e, &p.op),
-            (None, Some(c)) => conditional::reply(c),
-            (None, None) => self.reply(g, e)?,
+        let answered = answered(&p.op);
+        if answered {
+            self.choose(g, e, &p.op);
+        }
+        let reply = match g.event(e).conditional {
+            _ if answered => self.object_reply(g, e, &p.op)?,
+            Some(c) => conditional::reply(c),
+            None => self.reply(g, e)?,
         };
         if self.script.take(slot, &reply).is_err() {
             return Err(ExecError::Fatal(LEFT_SCRIPT.into()));
@@ -207,11 +208,9 @@ impl Trust<'_> {
             Some(snap) => snap,
             None => self.exec.finish_step()?,
         };
-        let mutex = mutex_of(&p.op);
         self.replies.push((slot, reply.clone()));
-        if let Some(m) = mutex {
-            self.mutexes.insert(m);
-            return Ok(self.mutex_stepped(g, p, e, reply, snap));
+        if answered(&p.op) {
+            return self.object_stepped(g, p, e, snap);
         }
         if let Label::Spawn { child } = *g.label(e) {
             if snap.slots.len() > self.slots.len() {
