@@ -464,6 +464,10 @@ impl Op {
                 try_only: false,
             } => Some(obj),
             CondReacquire { mutex, .. } => Some(mutex),
+            SemWait {
+                obj,
+                try_only: false,
+            } => Some(obj),
             _ => None,
         }
     }
@@ -472,7 +476,7 @@ impl Op {
     pub fn released_object(&self) -> Option<TargetAddr> {
         use Op::*;
         match *self {
-            MutexUnlock { obj } | RwUnlock { obj } => Some(obj),
+            MutexUnlock { obj } | RwUnlock { obj } | SemPost { obj } => Some(obj),
             CondWait { mutex, .. } => Some(mutex),
             _ => None,
         }
@@ -483,7 +487,7 @@ impl Op {
         use Op::*;
         match *self {
             MutexLock { obj } | RwRdLock { obj, .. } | RwWrLock { obj, .. } => Some(obj),
-            MutexTryLock { obj } if wrote => Some(obj),
+            MutexTryLock { obj } | SemWait { obj, .. } if wrote => Some(obj),
             CondReacquire { mutex, .. } => Some(mutex),
             _ => None,
         }

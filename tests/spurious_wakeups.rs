@@ -27,11 +27,7 @@ fn an_if_guarded_wait_fails_on_a_spurious_wakeup() {
             // the graph engine: the same verdicts (its wake-up and its taking the mutex again
             // are two events, so it tells more executions apart)
             for model in ["sc", "ra"] {
-                let r = check(
-                    bin,
-                    model,
-                    &["--spurious-wakeups", n, "--engine", "graph"],
-                );
+                let r = check(bin, model, &["--spurious-wakeups", n, "--engine", "graph"]);
                 if r.verdict() != verdict {
                     failures.push(format!(
                         "{cc} {opt} while={is_while} n={n} {model} graph: {}\n{}{}",

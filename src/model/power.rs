@@ -344,7 +344,10 @@ impl<'g> Relations<'g> {
     /// The events whose lock or unlock orders its thread's accesses as `order`.
     fn ordered(&self, order: Order) -> Set {
         Set::of(self.n, |i| {
-            self.g.event(self.ids[i]).order.is_some_and(|o| o.includes(order))
+            self.g
+                .event(self.ids[i])
+                .order
+                .is_some_and(|o| o.includes(order))
         })
     }
 

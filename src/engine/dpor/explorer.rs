@@ -518,11 +518,21 @@ impl<'a> Explorer<'a> {
                 ) {
                     (Some(a), Some(r)) if a == r => {
                         // A blocked acquire cannot move before the release; reverse it with the
-                        // acquire that release ended instead.
-                        if let Some(acq) = (0..c).rev().find(|&i| {
-                            run.trace[i].ev.thread == p
-                                && run.trace[i].ev.op.takes_object(run.trace[i].ev.wrote) == Some(a)
-                        }) {
+                        // acquire that release ended instead: the releasing thread's. A
+                        // semaphore's wait may not have been blocked (the count was not 0), and
+                        // where it was, any earlier wait took what it could have: the post and
+                        // each of those.
+                        let counting = matches!(ev.op, Op::SemWait { .. });
+                        let takes = |i: &usize| {
+                            run.trace[*i].ev.op.takes_object(run.trace[*i].ev.wrote) == Some(a)
+                        };
+                        if counting {
+                            races.push(c);
+                            races.extend((0..c).filter(takes));
+                        } else if let Some(acq) = (0..c)
+                            .rev()
+                            .find(|i| run.trace[*i].ev.thread == p && takes(i))
+                        {
                             races.push(acq);
                         }
                     }

@@ -470,9 +470,17 @@ impl Trust<'_> {
                         ),
                     )
                 } else {
+                    let live: Vec<String> = (0..snap.slots.len() as u32)
+                        .filter(|&s| stopped(&snap, s).is_some())
+                        .filter_map(|s| self.slots.get(s as usize))
+                        .map(|t| format!("T{t}"))
+                        .collect();
                     (
                         ErrorKind::Deadlock,
-                        "deadlock: every live thread is blocked".to_string(),
+                        format!(
+                            "deadlock: every live thread is blocked ({})",
+                            live.join(", ")
+                        ),
                     )
                 };
                 self.finish(&snap, &g, Some((kind, message)));

@@ -215,7 +215,10 @@ fn transition(op: &Op, state: u64, cx: Context) -> Result<Outcome, ExecError> {
                 outcome(Write((generation + 1) << (2 * BARRIER_FIELD) | count), 1)
             } else {
                 let arrived = (arrived + 1) << BARRIER_FIELD;
-                outcome(Write(generation << (2 * BARRIER_FIELD) | arrived | count), 0)
+                outcome(
+                    Write(generation << (2 * BARRIER_FIELD) | arrived | count),
+                    0,
+                )
             }
         }
         BarrierLeave { .. } if generation > cx.generation => outcome(Read, 0),
@@ -225,10 +228,15 @@ fn transition(op: &Op, state: u64, cx: Context) -> Result<Outcome, ExecError> {
         SemWait { try_only: true, .. } => outcome(Read, EAGAIN),
         SemWait { .. } => outcome(Wait, BUSY),
         SemPost { .. } => outcome(Write(state + 1), 0),
-        Nondet { signed, .. } => {
-            outcome(Read, crate::engine::sync::SyncState::nondet_value(cx.choice, signed))
+        Nondet { signed, .. } => outcome(
+            Read,
+            crate::engine::sync::SyncState::nondet_value(cx.choice, signed),
+        ),
+        _ => {
+            return Err(ExecError::Fatal(
+                "internal: not an object's operation".into(),
+            ))
         }
-        _ => return Err(ExecError::Fatal("internal: not an object's operation".into())),
     })
 }
 
@@ -257,9 +265,10 @@ fn order_of(op: &Op, effect: Effect) -> Option<Order> {
             _,
         ) => Some(Order::Release),
         // a try that failed acquires nothing
-        (MutexTryLock { .. } | RwRdLock { .. } | RwWrLock { .. } | SemWait { .. }, Effect::Read) => {
-            None
-        }
+        (
+            MutexTryLock { .. } | RwRdLock { .. } | RwWrLock { .. } | SemWait { .. },
+            Effect::Read,
+        ) => None,
         _ => Some(Order::Acquire),
     }
 }
