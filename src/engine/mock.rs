@@ -17,6 +17,9 @@ pub fn read_key(script: usize, index: usize) -> u32 {
     ((script as u32) << 8) | index as u32
 }
 
+/// The graph engine's reply to a lock that must wait (runtime/sync.c `SMC_BUSY`).
+const GRAPH_BUSY: u64 = 1;
+
 /// Main (thread 0) spawns one thread per script, joins them all, then checks and exits.
 pub struct Mock {
     pub scripts: Vec<Vec<(Op, u64)>>,
@@ -326,6 +329,10 @@ impl Mock {
             _ => 0,
         };
         self.prev[i] = None;
+        if self.graph && reply.value == GRAPH_BUSY && matches!(op, Op::MutexLock { .. }) {
+            // the graph engine found the mutex taken: the runtime asks again (the same step)
+            return Ok(self.snapshot(None));
+        }
         match op {
             Op::Load { addr, .. } => {
                 let v = self.seen(i, addr.0, reply);

@@ -565,7 +565,8 @@ impl Trust<'_> {
             steps += 1;
             match g.label(e).clone() {
                 Label::Read { addr, .. } => {
-                    let candidates = sources_of(&g, e, addr);
+                    let mut candidates = sources_of(&g, e, addr);
+                    self.wait_on_latest(&g, e, addr, &mut candidates);
                     match candidates[..] {
                         // a consistent graph and a read no event follows: some source keeps
                         // it consistent (the latest write), and only this one is left
@@ -667,6 +668,34 @@ impl Trust<'_> {
             }
         }
         Ok(())
+    }
+
+    /// An object's operation that waits where it reads some states (a lock where its mutex
+    /// is taken) reads only the latest of those, as a read is added maximally: one that waits
+    /// on an older state is never revisited (a revisit needs its read maximal), and ends as
+    /// the graph where it waits on the latest does, blocked or in the same deadlock. (Where
+    /// the latest lets it go on, it waits on none.) A read that nothing follows in its thread
+    /// or reads from keeps a graph consistent reading the latest write, so that graph is
+    /// there; not under porf cycles, where kept events may follow it.
+    fn wait_on_latest(
+        &self,
+        g: &Graph,
+        e: EventId,
+        addr: u64,
+        candidates: &mut Vec<Option<EventId>>,
+    ) {
+        let Some(op) = g.event(e).op.filter(objects::may_only_read) else {
+            return;
+        };
+        if self.model.porf_cycles() {
+            return;
+        }
+        let latest = self.model.latest_write(g, addr, &|x| x != e, None);
+        // (should the latest not keep the graph consistent, every state stays a source)
+        if self.would_wait(g, e, &op, latest) && self.with_source(g, e, latest).is_none() {
+            return;
+        }
+        candidates.retain(|&w| w == latest || !self.would_wait(g, e, &op, w));
     }
 
     /// Could another read of `r`'s thread, right after it, read another write than `r` did?

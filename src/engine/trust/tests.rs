@@ -1,4 +1,4 @@
-use super::super::mock::{fence, fetch_add, load, store, Check, Mock};
+use super::super::mock::{fence, fetch_add, load, lock, store, unlock, Check, Mock};
 use super::super::Config;
 use super::brute_force::{ra_assignments, traces, values_read, Semantics};
 use crate::event::Op;
@@ -202,4 +202,83 @@ fn ra_consistency_equals_brute_force() {
             assert_eq!(Ra.consistent(&g), want, "{threads:?} reading {rf:?}");
         }
     }
+}
+
+/// Random programs with stretches of threads in one or two mutexes (nested in either order,
+/// so some deadlock): the graph engine, a lock that finds its mutex taken waiting (on the
+/// latest state only) until an unlock revisits it, explores the interleaving engine's
+/// executions under sc (a graph per Mazurkiewicz trace, the mutex operations updates), the
+/// same values read and the same deadlocks.
+#[test]
+fn mutexes_as_the_interleaving_engine() {
+    const M: [u64; 2] = [0x200, 0x300];
+    let mut lcg = super::super::mock::Lcg(0x510e527fade682d1);
+    let mut next = move |n: u64| lcg.below(n);
+    let mut deadlocks = 0;
+    for _ in 0..300 {
+        let nthreads = 2 + next(2) as usize;
+        let threads: Vec<Vec<(Op, u64)>> = (0..nthreads)
+            .map(|t| {
+                let mut ops: Vec<(Op, u64)> = (0..1 + next(3))
+                    .map(|i| {
+                        let addr = 0x100 + 4 * next(2);
+                        match next(3) {
+                            0 => load(addr),
+                            1 => fetch_add(addr, 1),
+                            _ => store(addr, (t * 10 + i as usize + 1) as u64),
+                        }
+                    })
+                    .collect();
+                // a stretch in a mutex, or in both, taken in either order (threads taking
+                // them in opposite orders may deadlock)
+                let (outer, inner) = if next(2) == 0 {
+                    (M[0], M[1])
+                } else {
+                    (M[1], M[0])
+                };
+                let nested = next(2) == 0;
+                let from = next(ops.len() as u64 + 1) as usize;
+                let to = from + next((ops.len() - from) as u64 + 1) as usize;
+                ops.insert(to, unlock(outer));
+                if nested {
+                    ops.insert(to, unlock(inner));
+                    ops.insert(from + next((to - from) as u64 + 1) as usize, lock(inner));
+                }
+                ops.insert(from, lock(outer));
+                ops
+            })
+            .collect();
+        let cfg = Config {
+            keep_going: true,
+            ..Config::default()
+        };
+        let mut mock = Mock::new(threads.clone(), None);
+        mock.observe_reads = true;
+        let want = super::super::dpor::explore(&mut mock, &Sc, &cfg, &mut |_| true).unwrap();
+        let mut mock = Mock::new(threads.clone(), None);
+        mock.graph = true;
+        mock.observe_reads = true;
+        mock.prefixes = false;
+        let got = super::explore(&mut mock, &Sc, &cfg, &mut |_| true).unwrap();
+        let kinds = |o: &Outcome| {
+            let mut k: Vec<String> = o.errors.iter().map(|(c, _)| c.message.clone()).collect();
+            k.sort();
+            k
+        };
+        deadlocks += !want.errors.is_empty() as usize;
+        assert_eq!(
+            (
+                got.stats.executions,
+                kinds(&got),
+                got.observations.keys().collect::<Vec<_>>()
+            ),
+            (
+                want.stats.executions,
+                kinds(&want),
+                want.observations.keys().collect::<Vec<_>>()
+            ),
+            "program {threads:?}"
+        );
+    }
+    assert!(deadlocks > 10, "{deadlocks} programs deadlock");
 }
