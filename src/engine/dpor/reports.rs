@@ -2,23 +2,42 @@
 //! shown, and what a program's own report of its death (a Rust panic, C++'s std::terminate)
 //! says.
 
-use crate::event::{Op, ThreadId};
+use crate::event::{Event, Op, ThreadId};
 use crate::results::Counterexample;
 
-/// Name the threads of a counterexample in the order they appear in it (main first), so that
-/// the report does not depend on the order the exploration met them (replays show the same).
-pub(in crate::engine) fn renumber(cx: &mut Counterexample) {
+/// The threads in the order they appear (main first): the numbering of a counterexample.
+fn by_appearance(seen: impl Iterator<Item = ThreadId>) -> Vec<ThreadId> {
     let mut order: Vec<ThreadId> = vec![ThreadId::MAIN];
-    let seen = cx
-        .trace
-        .iter()
-        .map(|e| e.thread)
-        .chain(cx.threads.iter().map(|t| t.id));
     for t in seen {
         if !order.contains(&t) {
             order.push(t);
         }
     }
+    order
+}
+
+/// The names [`renumber`] will give `threads` of `trace`, for a message written before it
+/// runs.
+pub(in crate::engine) fn renumbered(trace: &[Event], threads: &[ThreadId]) -> Vec<String> {
+    let order = by_appearance(trace.iter().map(|e| e.thread));
+    threads
+        .iter()
+        .map(|t| {
+            let i = order.iter().position(|o| o == t).map_or(t.0, |i| i as u32);
+            format!("T{i}")
+        })
+        .collect()
+}
+
+/// Name the threads of a counterexample in the order they appear in it (main first), so that
+/// the report does not depend on the order the exploration met them (replays show the same).
+pub(in crate::engine) fn renumber(cx: &mut Counterexample) {
+    let order = by_appearance(
+        cx.trace
+            .iter()
+            .map(|e| e.thread)
+            .chain(cx.threads.iter().map(|t| t.id)),
+    );
     let new = |t: ThreadId| ThreadId(order.iter().position(|&o| o == t).unwrap() as u32);
     for e in &mut cx.trace {
         e.thread = new(e.thread);

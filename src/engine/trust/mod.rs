@@ -451,11 +451,9 @@ impl Trust<'_> {
                         .is_some_and(|a| self.objects.contains(&a))
                 };
                 if waiting.iter().any(|r| spinning(&r)) {
-                    let message = format!(
-                        "livelock: {} spin forever re-reading memory that no other thread \
-                         changes",
-                        names_of(&waiting)
-                    );
+                    let threads: Vec<ThreadId> =
+                        waiting.iter().map(|e| ThreadId(e.thread)).collect();
+                    let message = livelock_message(&self.trace, &threads);
                     self.finish(&snap, &g, Some((ErrorKind::Hang, message)));
                     return self.exec.end();
                 }
@@ -470,18 +468,11 @@ impl Trust<'_> {
                         ),
                     )
                 } else {
-                    let live: Vec<String> = (0..snap.slots.len() as u32)
+                    let live: Vec<ThreadId> = (0..snap.slots.len() as u32)
                         .filter(|&s| stopped(&snap, s).is_some())
-                        .filter_map(|s| self.slots.get(s as usize))
-                        .map(|t| format!("T{t}"))
+                        .filter_map(|s| self.slots.get(s as usize).map(|&t| ThreadId(t)))
                         .collect();
-                    (
-                        ErrorKind::Deadlock,
-                        format!(
-                            "deadlock: every live thread is blocked ({})",
-                            live.join(", ")
-                        ),
-                    )
+                    (ErrorKind::Deadlock, deadlock_message(&self.trace, &live))
                 };
                 self.finish(&snap, &g, Some((kind, message)));
                 return self.exec.end();
@@ -817,14 +808,25 @@ fn iteration(first: EventId, ran: &[u32]) -> impl Iterator<Item = EventId> {
     })
 }
 
-/// "T1", "T1 and T2", "T1, T2 and T3": threads as the counterexample numbers them.
-fn names_of(events: &[EventId]) -> String {
-    let names: Vec<String> = events.iter().map(|e| format!("T{}", e.thread)).collect();
-    match names.split_last() {
+/// The error of an execution in which every live thread waits (`live`, named as the
+/// counterexample of `trace` numbers them; its replay names them alike).
+pub(super) fn deadlock_message(trace: &[Event], live: &[ThreadId]) -> String {
+    let names = crate::engine::dpor::renumbered(trace, live);
+    format!(
+        "deadlock: every live thread is blocked ({})",
+        names.join(", ")
+    )
+}
+
+/// The error of an execution in which `spinning` threads re-read memory no thread changes.
+pub(super) fn livelock_message(trace: &[Event], spinning: &[ThreadId]) -> String {
+    let names = crate::engine::dpor::renumbered(trace, spinning);
+    let names = match names.split_last() {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
         None => String::new(),
-    }
+    };
+    format!("livelock: {names} spin forever re-reading memory that no other thread changes")
 }
 
 fn stopped(snap: &Snapshot, slot: u32) -> Option<Pending> {

@@ -2,11 +2,12 @@
 //! given the reply it was given (a read the bytes of the write it read), with no engine
 //! deciding anything; the error it ends in is reported with its trace.
 
-use crate::engine::{end_verdict, Config, EndVerdict, ExecError, Executor};
-use crate::event::{Event, Op, Reply, ThreadId};
-use crate::results::{Counterexample, Outcome, Step, ThreadInfo};
+use crate::engine::{end_verdict, Config, EndVerdict, ExecError, Executor, SlotState, Snapshot};
+use crate::event::{Event, Op, Pending, Reply, ThreadId};
+use crate::results::{Counterexample, ErrorKind, Outcome, Step, ThreadInfo};
 
-use super::{le_value, stopped};
+use super::objects::{may_only_read, BUSY};
+use super::{deadlock_message, le_value, livelock_message, stopped};
 
 fn differs(step: usize) -> ExecError {
     ExecError::Fatal(format!(
@@ -33,6 +34,8 @@ pub fn replay(
     // per slot: its thread's path in the tree of spawns, and how many threads it created
     let (mut paths, mut spawned): (Vec<Vec<u64>>, Vec<u64>) = (vec![Vec::new()], vec![0]);
     let mut trace: Vec<Event> = Vec::new();
+    // per slot: its last step's operation and reply (an operation told to ask again waits)
+    let mut last: Vec<Option<(Pending, u64)>> = vec![None];
     for (i, (step, reply)) in steps.iter().zip(replies).enumerate() {
         let slot = paths
             .iter()
@@ -45,6 +48,8 @@ pub fn replay(
         }
         let before = snap.slots.len();
         snap = exec.step(slot as u32, reply)?;
+        last.resize(snap.slots.len(), None);
+        last[slot] = Some((p, reply.value));
         for _ in before..snap.slots.len() {
             spawned[slot] += 1;
             let mut path = paths[slot].clone();
@@ -71,13 +76,18 @@ pub fn replay(
         }
     }
     let mut outcome = Outcome::default();
-    let Some(ended) = snap.ended.clone() else {
-        exec.end()?;
-        return Ok(outcome);
+    let error = match snap.ended.clone() {
+        Some(ended) => match end_verdict(&ended, cfg.allow_exit_status) {
+            EndVerdict::Error { kind, message, .. } => Some((kind, message)),
+            _ => None,
+        },
+        None => stuck(&snap, &last, &trace),
     };
-    outcome.stats.executions = 1;
-    outcome.stats.events = trace.len() as u64;
-    if let EndVerdict::Error { kind, message, .. } = end_verdict(&ended, cfg.allow_exit_status) {
+    if snap.ended.is_some() || error.is_some() {
+        outcome.stats.executions = 1;
+        outcome.stats.events = trace.len() as u64;
+    }
+    if let Some((kind, message)) = error {
         let threads = (0..paths.len())
             .map(|s| ThreadInfo {
                 id: ThreadId(s as u32),
@@ -115,4 +125,59 @@ pub fn replay(
     }
     exec.end()?;
     Ok(outcome)
+}
+
+/// The schedule ran to its end with the process still there: every live thread waits (an
+/// operation told to ask again, a join of a thread still running, a load that repeats the
+/// thread's last one), as the graph engine found it, a deadlock; a livelock where some
+/// spin. `None` if a thread could go on.
+fn stuck(
+    snap: &Snapshot,
+    last: &[Option<(Pending, u64)>],
+    trace: &[Event],
+) -> Option<(ErrorKind, String)> {
+    let live: Vec<u32> = (0..snap.slots.len() as u32)
+        .filter(|&s| stopped(snap, s).is_some())
+        .collect();
+    // (a thread still running, or hung, is not waiting)
+    let settled =
+        |v: &&crate::engine::SlotView| matches!(v.state, SlotState::Stopped(_) | SlotState::Exited);
+    if live.is_empty() || !snap.slots.iter().all(|v| settled(&v)) {
+        return None;
+    }
+    let (mut awaiting, mut spinning) = (Vec::new(), false);
+    for &s in &live {
+        let p = stopped(snap, s)?;
+        let again = last
+            .get(s as usize)
+            .copied()
+            .flatten()
+            .filter(|(q, _)| q.pc == p.pc && q.hash == p.hash && q.op == p.op);
+        match (p.op, again) {
+            (Op::Join { slot }, _) => {
+                let exited = snap.slots.get(slot as usize).map(|v| &v.state);
+                if exited == Some(&SlotState::Exited) {
+                    return None;
+                }
+            }
+            (op, Some((_, reply))) if may_only_read(&op) && reply == BUSY => awaiting.push(s),
+            (op, Some(_)) if op.is_load() => {
+                awaiting.push(s);
+                spinning = true;
+            }
+            _ => return None,
+        }
+    }
+    let threads = |slots: &[u32]| -> Vec<ThreadId> { slots.iter().map(|&s| ThreadId(s)).collect() };
+    Some(if spinning {
+        (
+            ErrorKind::Hang,
+            livelock_message(trace, &threads(&awaiting)),
+        )
+    } else {
+        (
+            ErrorKind::Deadlock,
+            deadlock_message(trace, &threads(&live)),
+        )
+    })
 }
