@@ -838,7 +838,7 @@ mod split_top;
 
 use history::{word_masks, WordHistory};
 use reports::{le_value, names, panic_message, uncaught_exception};
-pub(super) use reports::{renumber, renumbered, signal_name};
+pub(super) use reports::{renumber, signal_name};
 use sections::{Asleep, SectionBody};
 use split_top::Splitting;
 

@@ -2,7 +2,7 @@
 //! shown, and what a program's own report of its death (a Rust panic, C++'s std::terminate)
 //! says.
 
-use crate::event::{Event, Op, ThreadId};
+use crate::event::{Op, ThreadId};
 use crate::results::Counterexample;
 
 /// The threads in the order they appear (main first): the numbering of a counterexample.
@@ -14,19 +14,6 @@ fn by_appearance(seen: impl Iterator<Item = ThreadId>) -> Vec<ThreadId> {
         }
     }
     order
-}
-
-/// The names [`renumber`] will give `threads` of `trace`, for a message written before it
-/// runs.
-pub(in crate::engine) fn renumbered(trace: &[Event], threads: &[ThreadId]) -> Vec<String> {
-    let order = by_appearance(trace.iter().map(|e| e.thread));
-    threads
-        .iter()
-        .map(|t| {
-            let i = order.iter().position(|o| o == t).map_or(t.0, |i| i as u32);
-            format!("T{i}")
-        })
-        .collect()
 }
 
 /// Name the threads of a counterexample in the order they appear in it (main first), so that

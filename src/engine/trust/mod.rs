@@ -451,9 +451,11 @@ impl Trust<'_> {
                         .is_some_and(|a| self.objects.contains(&a))
                 };
                 if waiting.iter().any(|r| spinning(&r)) {
-                    let threads: Vec<ThreadId> =
-                        waiting.iter().map(|e| ThreadId(e.thread)).collect();
-                    let message = livelock_message(&self.trace, &threads);
+                    let slots: Vec<u32> = waiting
+                        .iter()
+                        .filter_map(|e| self.slot_of(e.thread))
+                        .collect();
+                    let message = livelock_message(&slots);
                     self.finish(&snap, &g, Some((ErrorKind::Hang, message)));
                     return self.exec.end();
                 }
@@ -468,11 +470,10 @@ impl Trust<'_> {
                         ),
                     )
                 } else {
-                    let live: Vec<ThreadId> = (0..snap.slots.len() as u32)
+                    let live: Vec<u32> = (0..snap.slots.len() as u32)
                         .filter(|&s| stopped(&snap, s).is_some())
-                        .filter_map(|s| self.slots.get(s as usize).map(|&t| ThreadId(t)))
                         .collect();
-                    (ErrorKind::Deadlock, deadlock_message(&self.trace, &live))
+                    (ErrorKind::Deadlock, deadlock_message(&live))
                 };
                 self.finish(&snap, &g, Some((kind, message)));
                 return self.exec.end();
@@ -808,19 +809,20 @@ fn iteration(first: EventId, ran: &[u32]) -> impl Iterator<Item = EventId> {
     })
 }
 
-/// The error of an execution in which every live thread waits (`live`, named as the
-/// counterexample of `trace` numbers them; its replay names them alike).
-pub(super) fn deadlock_message(trace: &[Event], live: &[ThreadId]) -> String {
-    let names = crate::engine::dpor::renumbered(trace, live);
+/// The error of an execution in which every live thread waits (`live`: their slots, which a
+/// replay has alike, named as the interleaving engine names them).
+pub(super) fn deadlock_message(live: &[u32]) -> String {
+    let names: Vec<String> = live.iter().map(|s| format!("T{s}")).collect();
     format!(
         "deadlock: every live thread is blocked ({})",
         names.join(", ")
     )
 }
 
-/// The error of an execution in which `spinning` threads re-read memory no thread changes.
-pub(super) fn livelock_message(trace: &[Event], spinning: &[ThreadId]) -> String {
-    let names = crate::engine::dpor::renumbered(trace, spinning);
+/// The error of an execution in which the threads in `slots` spin, re-reading memory no
+/// thread changes.
+pub(super) fn livelock_message(slots: &[u32]) -> String {
+    let names: Vec<String> = slots.iter().map(|s| format!("T{s}")).collect();
     let names = match names.split_last() {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),

@@ -81,7 +81,7 @@ pub fn replay(
             EndVerdict::Error { kind, message, .. } => Some((kind, message)),
             _ => None,
         },
-        None => stuck(&snap, &last, &trace),
+        None => stuck(&snap, &last),
     };
     if snap.ended.is_some() || error.is_some() {
         outcome.stats.executions = 1;
@@ -131,11 +131,7 @@ pub fn replay(
 /// operation told to ask again, a join of a thread still running, a load that repeats the
 /// thread's last one), as the graph engine found it, a deadlock; a livelock where some
 /// spin. `None` if a thread could go on.
-fn stuck(
-    snap: &Snapshot,
-    last: &[Option<(Pending, u64)>],
-    trace: &[Event],
-) -> Option<(ErrorKind, String)> {
+fn stuck(snap: &Snapshot, last: &[Option<(Pending, u64)>]) -> Option<(ErrorKind, String)> {
     let live: Vec<u32> = (0..snap.slots.len() as u32)
         .filter(|&s| stopped(snap, s).is_some())
         .collect();
@@ -168,16 +164,9 @@ fn stuck(
             _ => return None,
         }
     }
-    let threads = |slots: &[u32]| -> Vec<ThreadId> { slots.iter().map(|&s| ThreadId(s)).collect() };
     Some(if spinning {
-        (
-            ErrorKind::Hang,
-            livelock_message(trace, &threads(&awaiting)),
-        )
+        (ErrorKind::Hang, livelock_message(&awaiting))
     } else {
-        (
-            ErrorKind::Deadlock,
-            deadlock_message(trace, &threads(&live)),
-        )
+        (ErrorKind::Deadlock, deadlock_message(&live))
     })
 }

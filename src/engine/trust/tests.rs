@@ -260,6 +260,7 @@ fn mutexes_as_the_interleaving_engine() {
         mock.observe_reads = true;
         mock.prefixes = false;
         let got = super::explore(&mut mock, &Sc, &cfg, &mut |_| true).unwrap();
+        // (a deadlock names the threads it leaves waiting)
         let kinds = |o: &Outcome| {
             let mut k: Vec<String> = o.errors.iter().map(|(c, _)| c.message.clone()).collect();
             k.sort();
