@@ -213,6 +213,36 @@ fn power_model_on_compiled_programs() {
     assert_eq!(r.verdict(), "ok", "{}{}", r.stdout, r.stderr);
 }
 
+/// The pthread objects under power: what takes or waits acquires, what gives back or signals
+/// releases (a barrier's wait both), also where a revisit keeps an update its thread has not
+/// run again yet, so programs without races get the verdicts they have under sc: a barrier
+/// makes each thread's value seen, a signal that wakes the wrong waiter deadlocks.
+#[test]
+fn pthread_objects_under_power() {
+    let scratch = Scratch::new("ppc64le-objects");
+    for (file, flags, verdict) in [
+        ("objects/barrier_phases.c", &[][..], "ok"),
+        ("objects/barrier_phases.c", &["-DONE"][..], "error"),
+        ("objects/one_slot_queue.c", &[][..], "ok"),
+        ("objects/one_slot_queue.c", &["-DSIGNAL"][..], "error"),
+        ("objects/semaphore_slots.c", &[][..], "ok"),
+        ("objects/semaphore_handoff.c", &[][..], "error"),
+        ("objects/rwlock_pair.c", &[][..], "ok"),
+        ("condvar.c", &[][..], "ok"),
+        ("../../examples/stack_safe.c", &[][..], "ok"),
+    ] {
+        let bin = cross_o2(&scratch, file, flags);
+        let r = check(&bin, "power", &[]);
+        assert_eq!(
+            r.verdict(),
+            verdict,
+            "{file} {flags:?}:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
 /// Under power a counterexample says which pair of a thread's accesses took effect out of
 /// program order and why, the coherence order where a location has several writes, and
 /// (`--dot`) draws it with the dependencies.

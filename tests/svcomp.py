@@ -2,7 +2,7 @@
 """Run SV-COMP's ConcurrencySafety tasks (unreach-call) of ../shared/svcomp with smc-run and
 compare with their expected verdicts.
 
-    python3 tests/svcomp.py [--smc-run PATH] [--timeout S] [--model M] [--only NAME...] [--json]
+    python3 tests/svcomp.py [--smc-run PATH] [--timeout S] [--model M] [--engine E] [--only NAME...] [--json]
                             [--sample] [--verbose]
 
 Each task is compiled as SV-COMP tasks are (at -O0: an optimiser removes the call of an empty
@@ -72,6 +72,8 @@ def classify(task, d, smc, verifier, work, args):
     # (POSIX lets a condition wait return without a signal: one spurious wake-up per thread)
     cmd = [smc, "--json", "-q", "--keep-going", "--allow-exit-status", "--model", args.model,
            "--exec-timeout", "2", "--spurious-wakeups", "1", "-j", "1", exe]
+    if args.engine:
+        cmd += ["--engine", args.engine]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, cwd=work)
     except subprocess.TimeoutExpired:
@@ -103,6 +105,7 @@ def main():
     p.add_argument("--smc-run", default=os.path.join(ROOT, "target", "release", "smc-run"))
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per task")
     p.add_argument("--model", default="sc", help="memory model (SV-COMP's tasks assume sc)")
+    p.add_argument("--engine", help="exploration engine (interleaving or graph; default: the model's)")
     p.add_argument("--only", nargs="*", help="task names to run")
     p.add_argument("--json", action="store_true", help="one JSON object with every result")
     p.add_argument("--verbose", action="store_true", help="a line per task")

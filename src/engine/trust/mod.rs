@@ -543,6 +543,10 @@ impl Trust<'_> {
             g.event_mut(e).skipped = p.skipped;
             if answered(&p.op) {
                 g.event_mut(e).op = Some(p.op);
+                // an update's order is known now (a revisit may keep it before its step runs)
+                if g.label(e).writes() {
+                    g.event_mut(e).order = objects::order_of(&p.op, objects::Effect::Write(0));
+                }
             }
             if self.model.uses_dependencies() && g.label(e).access().is_some() {
                 let deps = self.exec.dependencies(p.pc).unwrap_or_default();

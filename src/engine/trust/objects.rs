@@ -240,15 +240,8 @@ fn transition(op: &Op, state: u64, cx: Context) -> Result<Outcome, ExecError> {
     })
 }
 
-/// The state write `w` left (`None`: the initial one, which is 0 for every object: free,
-/// without waiters, not initialised).
-fn state_of(g: &Graph, w: Option<EventId>) -> u64 {
-    w.and_then(|w| g.label(w).written())
-        .map_or(0, |b| le_value(b))
-}
-
 /// How an event that takes or lets go an object orders its thread's accesses.
-fn order_of(op: &Op, effect: Effect) -> Option<Order> {
+pub(super) fn order_of(op: &Op, effect: Effect) -> Option<Order> {
     use Op::*;
     match (op, effect) {
         (_, Effect::Wait) | (Nondet { .. }, _) => None,
@@ -297,16 +290,43 @@ impl Trust<'_> {
                 _ => false,
             },
             generation: match op {
-                Op::BarrierLeave { obj } => earlier
-                    .iter()
-                    .rev()
-                    .find(|ev| matches!(ev.op, Some(Op::BarrierWait { obj: o }) if o == *obj))
-                    .and_then(|ev| ev.label.written())
-                    .map_or(0, |b| le_value(b) >> (2 * BARRIER_FIELD)),
+                Op::BarrierLeave { obj } => {
+                    let arrival = earlier
+                        .iter()
+                        .rposition(
+                            |ev| matches!(ev.op, Some(Op::BarrierWait { obj: o }) if o == *obj),
+                        )
+                        .map(|index| EventId {
+                            thread: e.thread,
+                            index: index as u32,
+                        });
+                    self.state_of(g, arrival) >> (2 * BARRIER_FIELD)
+                }
                 _ => 0,
             },
         };
-        transition(op, state_of(g, source), cx)
+        transition(op, self.state_of(g, source), cx)
+    }
+
+    /// The state write `w` left (`None`: the initial one, which is 0 for every object: free,
+    /// without waiters, not initialised). An update not run yet in this execution (a revisit
+    /// keeps it, or a model with porf cycles replays a read before the write it reads from)
+    /// has it from its own source.
+    fn state_of(&self, g: &Graph, w: Option<EventId>) -> u64 {
+        let Some(w) = w else {
+            return 0;
+        };
+        match (g.label(w).written(), g.event(w).op) {
+            (Some(b), _) if !b.is_empty() => le_value(b),
+            (_, Some(op)) => match self.object_outcome(g, w, &op, g.label(w).rf().flatten()) {
+                Ok(Outcome {
+                    effect: Effect::Write(state),
+                    ..
+                }) => state,
+                _ => 0,
+            },
+            _ => 0,
+        }
     }
 
     /// Would `e`, operation `op`, wait if it read from `w`?
@@ -320,7 +340,7 @@ impl Trust<'_> {
         if g.event(e).choice.is_some() {
             return;
         }
-        let state = g.label(e).rf().map_or(0, |w| state_of(g, w));
+        let state = g.label(e).rf().map_or(0, |w| self.state_of(g, w));
         let n = alternatives(op, state, self.cfg.nondet_values);
         for choice in 1..n {
             let mut h = g.clone();
