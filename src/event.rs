@@ -377,11 +377,11 @@ impl Op {
         }
     }
 
-    /// The address the operation accesses or the object it acts on.
-    pub fn location(&self) -> Option<u64> {
+    /// The pthread object (mutex, condition variable, read-write lock, barrier, semaphore) the
+    /// operation acts on.
+    pub fn sync_object(&self) -> Option<TargetAddr> {
         use Op::*;
         match *self {
-            HeapRelease { addr, .. } => Some(addr.0),
             MutexLock { obj }
             | MutexTryLock { obj }
             | MutexUnlock { obj }
@@ -393,11 +393,23 @@ impl Op {
             | BarrierLeave { obj }
             | SemInit { obj, .. }
             | SemWait { obj, .. }
-            | SemPost { obj } => Some(obj.0),
+            | SemPost { obj } => Some(obj),
             CondWait { cond, .. }
             | CondReacquire { cond, .. }
             | CondSignal { cond }
-            | CondBroadcast { cond } => Some(cond.0),
+            | CondBroadcast { cond } => Some(cond),
+            _ => None,
+        }
+    }
+
+    /// The address the operation accesses or the object it acts on.
+    pub fn location(&self) -> Option<u64> {
+        use Op::*;
+        if let Some(obj) = self.sync_object() {
+            return Some(obj.0);
+        }
+        match *self {
+            HeapRelease { addr, .. } => Some(addr.0),
             FutexWait { addr, .. } | FutexWoken { addr, .. } | FutexWake { addr, .. } => {
                 Some(addr.0)
             }

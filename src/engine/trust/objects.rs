@@ -42,24 +42,12 @@ const MAX_WAITER: u32 = 64;
 /// The object an operation acts on, and the size of its state (a mutex's is one byte, as the
 /// lock word it stands for; the others' eight).
 pub(super) fn object_of(op: &Op) -> Option<(u64, u32)> {
-    use Op::*;
-    match *op {
-        MutexLock { obj } | MutexTryLock { obj } | MutexUnlock { obj } => Some((obj.0, 1)),
-        CondWait { cond, .. }
-        | CondReacquire { cond, .. }
-        | CondSignal { cond }
-        | CondBroadcast { cond } => Some((cond.0, 8)),
-        RwRdLock { obj, .. }
-        | RwWrLock { obj, .. }
-        | RwUnlock { obj }
-        | BarrierInit { obj, .. }
-        | BarrierWait { obj }
-        | BarrierLeave { obj }
-        | SemInit { obj, .. }
-        | SemWait { obj, .. }
-        | SemPost { obj } => Some((obj.0, 8)),
-        _ => None,
-    }
+    let obj = op.sync_object()?.0;
+    let mutex = matches!(
+        op,
+        Op::MutexLock { .. } | Op::MutexTryLock { .. } | Op::MutexUnlock { .. }
+    );
+    Some((obj, if mutex { 1 } else { 8 }))
 }
 
 /// Does the engine answer the operation itself (an object's, a nondet call)?
