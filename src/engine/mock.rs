@@ -105,6 +105,18 @@ pub fn lock(m: u64) -> (Op, u64) {
 pub fn unlock(m: u64) -> (Op, u64) {
     (Op::MutexUnlock { obj: TargetAddr(m) }, 0)
 }
+pub fn sem_wait(s: u64) -> (Op, u64) {
+    (
+        Op::SemWait {
+            obj: TargetAddr(s),
+            try_only: false,
+        },
+        0,
+    )
+}
+pub fn sem_post(s: u64) -> (Op, u64) {
+    (Op::SemPost { obj: TargetAddr(s) }, 0)
+}
 /// futex(FUTEX_WAIT): waits while the word at `a` holds `expected`, until a wake picks it.
 pub fn futex_wait(a: u64, expected: u32) -> (Op, u64) {
     (
@@ -329,8 +341,16 @@ impl Mock {
             _ => 0,
         };
         self.prev[i] = None;
-        if self.graph && reply.value == GRAPH_BUSY && matches!(op, Op::MutexLock { .. }) {
-            // the graph engine found the mutex taken: the runtime asks again (the same step)
+        let waits = matches!(
+            op,
+            Op::MutexLock { .. }
+                | Op::SemWait {
+                    try_only: false,
+                    ..
+                }
+        );
+        if self.graph && reply.value == GRAPH_BUSY && waits {
+            // the graph engine found the object taken: the runtime asks again (the same step)
             return Ok(self.snapshot(None));
         }
         match op {

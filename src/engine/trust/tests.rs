@@ -1,4 +1,6 @@
-use super::super::mock::{fence, fetch_add, load, lock, store, unlock, Check, Mock};
+use super::super::mock::{
+    fence, fetch_add, load, lock, sem_post, sem_wait, store, unlock, Check, Mock,
+};
 use super::super::Config;
 use super::brute_force::{ra_assignments, traces, values_read, Semantics};
 use crate::event::Op;
@@ -204,82 +206,132 @@ fn ra_consistency_equals_brute_force() {
     }
 }
 
-/// Random programs with stretches of threads in one or two mutexes (nested in either order,
-/// so some deadlock): the graph engine, a lock that finds its mutex taken waiting (on the
-/// latest state only) until an unlock revisits it, explores the interleaving engine's
-/// executions under sc (a graph per Mazurkiewicz trace, the mutex operations updates), the
-/// same values read and the same deadlocks.
+/// Random programs of 2 or 3 threads of 1 to 3 loads, fetch-and-adds and stores to 2 words,
+/// each thread then given its synchronisation by `sync`.
+fn random_synchronised(
+    seed: u64,
+    programs: usize,
+    sync: impl Fn(&mut dyn FnMut(u64) -> u64, &mut Vec<(Op, u64)>),
+) -> Vec<Vec<Vec<(Op, u64)>>> {
+    let mut lcg = super::super::mock::Lcg(seed);
+    let mut next = move |n: u64| lcg.below(n);
+    (0..programs)
+        .map(|_| {
+            let nthreads = 2 + next(2) as usize;
+            (0..nthreads)
+                .map(|t| {
+                    let mut ops: Vec<(Op, u64)> = (0..1 + next(3))
+                        .map(|i| {
+                            let addr = 0x100 + 4 * next(2);
+                            match next(3) {
+                                0 => load(addr),
+                                1 => fetch_add(addr, 1),
+                                _ => store(addr, (t * 10 + i as usize + 1) as u64),
+                            }
+                        })
+                        .collect();
+                    sync(&mut next, &mut ops);
+                    ops
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The graph engine explores `threads` as the interleaving engine does under `model`: the
+/// same executions, values read and errors (a deadlock names the threads it leaves waiting).
+/// Whether it deadlocks.
+fn same_as_interleavings(threads: &[Vec<(Op, u64)>], model: &dyn Model) -> bool {
+    let cfg = Config {
+        keep_going: true,
+        ..Config::default()
+    };
+    let buffered = model.name() != "sc";
+    let mut mock = Mock::new(threads.to_vec(), None);
+    mock.observe_reads = true;
+    mock.buffered = buffered;
+    let want = super::super::dpor::explore(&mut mock, model, &cfg, &mut |_| true).unwrap();
+    let mut mock = Mock::new(threads.to_vec(), None);
+    mock.graph = true;
+    mock.observe_reads = true;
+    mock.prefixes = false;
+    let got = super::explore(&mut mock, model, &cfg, &mut |_| true).unwrap();
+    // (the values read where the mock's stores are buffered are the engine's to give, not
+    // observed alike: compared under sc)
+    let summary = |o: &Outcome| {
+        let mut errors: Vec<String> = o.errors.iter().map(|(c, _)| c.message.clone()).collect();
+        errors.sort();
+        let values = o.observations.keys().filter(|_| !buffered);
+        (
+            o.stats.executions,
+            errors,
+            values.cloned().collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        summary(&got),
+        summary(&want),
+        "{} program {threads:?}",
+        model.name()
+    );
+    !want.errors.is_empty()
+}
+
+/// Stretches of threads in one or two mutexes (nested in either order, so some deadlock): the
+/// graph engine, a lock that finds its mutex taken waiting (on the latest state only) until
+/// an unlock revisits it, explores the interleaving engine's executions under sc and tso (a
+/// graph per trace, the mutex operations updates), the same values read and deadlocks.
 #[test]
 fn mutexes_as_the_interleaving_engine() {
     const M: [u64; 2] = [0x200, 0x300];
-    let mut lcg = super::super::mock::Lcg(0x510e527fade682d1);
-    let mut next = move |n: u64| lcg.below(n);
+    let programs = random_synchronised(0x510e527fade682d1, 200, |next, ops| {
+        // a stretch in a mutex, or in both, taken in either order (threads taking them in
+        // opposite orders may deadlock)
+        let (outer, inner) = if next(2) == 0 {
+            (M[0], M[1])
+        } else {
+            (M[1], M[0])
+        };
+        let nested = next(2) == 0;
+        let from = next(ops.len() as u64 + 1) as usize;
+        let to = from + next((ops.len() - from) as u64 + 1) as usize;
+        ops.insert(to, unlock(outer));
+        if nested {
+            ops.insert(to, unlock(inner));
+            ops.insert(from + next((to - from) as u64 + 1) as usize, lock(inner));
+        }
+        ops.insert(from, lock(outer));
+    });
     let mut deadlocks = 0;
-    for _ in 0..300 {
-        let nthreads = 2 + next(2) as usize;
-        let threads: Vec<Vec<(Op, u64)>> = (0..nthreads)
-            .map(|t| {
-                let mut ops: Vec<(Op, u64)> = (0..1 + next(3))
-                    .map(|i| {
-                        let addr = 0x100 + 4 * next(2);
-                        match next(3) {
-                            0 => load(addr),
-                            1 => fetch_add(addr, 1),
-                            _ => store(addr, (t * 10 + i as usize + 1) as u64),
-                        }
-                    })
-                    .collect();
-                // a stretch in a mutex, or in both, taken in either order (threads taking
-                // them in opposite orders may deadlock)
-                let (outer, inner) = if next(2) == 0 {
-                    (M[0], M[1])
-                } else {
-                    (M[1], M[0])
-                };
-                let nested = next(2) == 0;
-                let from = next(ops.len() as u64 + 1) as usize;
-                let to = from + next((ops.len() - from) as u64 + 1) as usize;
-                ops.insert(to, unlock(outer));
-                if nested {
-                    ops.insert(to, unlock(inner));
-                    ops.insert(from + next((to - from) as u64 + 1) as usize, lock(inner));
-                }
-                ops.insert(from, lock(outer));
-                ops
-            })
-            .collect();
-        let cfg = Config {
-            keep_going: true,
-            ..Config::default()
-        };
-        let mut mock = Mock::new(threads.clone(), None);
-        mock.observe_reads = true;
-        let want = super::super::dpor::explore(&mut mock, &Sc, &cfg, &mut |_| true).unwrap();
-        let mut mock = Mock::new(threads.clone(), None);
-        mock.graph = true;
-        mock.observe_reads = true;
-        mock.prefixes = false;
-        let got = super::explore(&mut mock, &Sc, &cfg, &mut |_| true).unwrap();
-        // (a deadlock names the threads it leaves waiting)
-        let kinds = |o: &Outcome| {
-            let mut k: Vec<String> = o.errors.iter().map(|(c, _)| c.message.clone()).collect();
-            k.sort();
-            k
-        };
-        deadlocks += !want.errors.is_empty() as usize;
-        assert_eq!(
-            (
-                got.stats.executions,
-                kinds(&got),
-                got.observations.keys().collect::<Vec<_>>()
-            ),
-            (
-                want.stats.executions,
-                kinds(&want),
-                want.observations.keys().collect::<Vec<_>>()
-            ),
-            "program {threads:?}"
-        );
+    for threads in &programs {
+        deadlocks += same_as_interleavings(threads, &Sc) as usize;
+        same_as_interleavings(threads, &TSO);
+    }
+    assert!(deadlocks > 10, "{deadlocks} programs deadlock");
+}
+
+/// A semaphore (count 0 at first): some threads post a unit first, and a stretch of some is
+/// between a wait and a post, so that it counts as a lock for as many threads as units were
+/// posted, and the threads deadlock when no unit comes. As the interleaving engine under sc and
+/// tso.
+#[test]
+fn semaphores_as_the_interleaving_engine() {
+    const S: u64 = 0x400;
+    let programs = random_synchronised(0x9b05688c2b3e6c1f, 200, |next, ops| {
+        if next(2) == 0 {
+            let from = next(ops.len() as u64 + 1) as usize;
+            let to = from + next((ops.len() - from) as u64 + 1) as usize;
+            ops.insert(to, sem_post(S));
+            ops.insert(from, sem_wait(S));
+        }
+        if next(3) == 0 {
+            ops.insert(next(ops.len() as u64 + 1) as usize, sem_post(S));
+        }
+    });
+    let mut deadlocks = 0;
+    for threads in &programs {
+        deadlocks += same_as_interleavings(threads, &Sc) as usize;
+        same_as_interleavings(threads, &TSO);
     }
     assert!(deadlocks > 10, "{deadlocks} programs deadlock");
 }
