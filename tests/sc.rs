@@ -303,6 +303,38 @@ fn nondet_values_are_explored() {
     }
 }
 
+/// Nondet values drawn in threads and kept in range by `__VERIFIER_assume` there: each value
+/// pair times each of the 20 traces of the threads' accesses (the values decide no branch
+/// until main's check), under both engines (the graph engine with none blocked).
+#[test]
+fn nondet_values_and_assumptions_in_threads() {
+    for (n, verdict) in [(2u64, "ok"), (3, "error")] {
+        for engine in ["interleaving", "graph"] {
+            let values = n.to_string();
+            let r = check(
+                &source("nondet_push.c"),
+                "sc",
+                &[
+                    "--keep-going",
+                    "--nondet-values",
+                    &values,
+                    "--engine",
+                    engine,
+                ],
+            );
+            let ctx = format!("{n} {engine}\n{}{}", r.stdout, r.stderr);
+            assert_eq!(
+                (r.verdict(), r.executions()),
+                (verdict, n * n * 20),
+                "{ctx}"
+            );
+            if engine == "graph" {
+                assert_eq!(r.blocked(), 0, "{ctx}");
+            }
+        }
+    }
+}
+
 /// A `reach_error` the program defines itself (empty, as in many SV-COMP tasks) is hooked:
 /// reaching it is the error, named where it was called: main reads 0 (no error), or 1 with the
 /// thread's exit after or before its failing step (2 errors). (Optimising compilers remove a

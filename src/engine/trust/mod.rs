@@ -498,7 +498,7 @@ impl Trust<'_> {
                 }
             }
             let Some(mut label) = label_of(&p.op, &self.slots)? else {
-                // the process exits, or an assumption holds: no event
+                // the process exits: no event
                 if let Op::ProcessExit { .. } = p.op {
                     self.commit_latest(&g)?;
                 }

@@ -11,7 +11,7 @@ use super::{conditional, le_value, Trust, FENCE_LOCATION, LEFT_SCRIPT};
 
 /// The label an operation adds, before its outcome is known (a read's source, a write's
 /// bytes, whether a compare-exchange writes); `None` for what adds no event (the end of the
-/// process, an assumption).
+/// process).
 pub(super) fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecError> {
     let read = |addr: u64, size| Label::Read {
         addr,
@@ -58,7 +58,10 @@ pub(super) fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecErro
             Some(&child) => Label::Join { child },
             None => return Err(ExecError::Fatal("internal: a join of no thread".into())),
         },
-        Op::ProcessExit { .. } | Op::Assume { .. } => return Ok(None),
+        // an assumption that holds (one that fails ends the execution before): an event, so
+        // that a replay finds the thread stopped at it
+        Op::Assume { .. } => Label::Local,
+        Op::ProcessExit { .. } => return Ok(None),
         _ => {
             return Err(ExecError::Fatal(format!(
                 "the graph engine (--model ra, --engine graph) does not support `{}` yet",
