@@ -223,9 +223,7 @@ fn pthread_objects_under_power() {
     for (file, flags, verdict) in [
         ("objects/barrier_phases.c", &[][..], "ok"),
         ("objects/barrier_phases.c", &["-DONE"][..], "error"),
-        ("objects/one_slot_queue.c", &[][..], "ok"),
         ("objects/one_slot_queue.c", &["-DSIGNAL"][..], "error"),
-        ("objects/semaphore_slots.c", &[][..], "ok"),
         ("objects/semaphore_handoff.c", &[][..], "error"),
         ("objects/rwlock_pair.c", &[][..], "ok"),
         ("condvar.c", &[][..], "ok"),

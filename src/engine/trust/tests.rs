@@ -284,7 +284,7 @@ fn same_as_interleavings(threads: &[Vec<(Op, u64)>], model: &dyn Model) -> bool 
 #[test]
 fn mutexes_as_the_interleaving_engine() {
     const M: [u64; 2] = [0x200, 0x300];
-    let programs = random_synchronised(0x510e527fade682d1, 200, |next, ops| {
+    let programs = random_synchronised(0x510e527fade682d1, 120, |next, ops| {
         // a stretch in a mutex, or in both, taken in either order (threads taking them in
         // opposite orders may deadlock)
         let (outer, inner) = if next(2) == 0 {
@@ -317,7 +317,7 @@ fn mutexes_as_the_interleaving_engine() {
 #[test]
 fn semaphores_as_the_interleaving_engine() {
     const S: u64 = 0x400;
-    let programs = random_synchronised(0x9b05688c2b3e6c1f, 200, |next, ops| {
+    let programs = random_synchronised(0x9b05688c2b3e6c1f, 120, |next, ops| {
         if next(2) == 0 {
             let from = next(ops.len() as u64 + 1) as usize;
             let to = from + next((ops.len() - from) as u64 + 1) as usize;
