@@ -89,7 +89,6 @@ pub fn explore_shared(
         converted: None,
         locations: Locations::default(),
         memory: Memory::default(),
-        objects: std::collections::HashSet::new(),
         ran: Vec::new(),
         speculative: false,
         script: Script::default(),
@@ -161,9 +160,6 @@ struct Trust<'a> {
     converted: Option<EventId>,
     locations: Locations,
     memory: Memory,
-    /// The pthread objects the exploration operated on: their events are the engine's own
-    /// (the runtime does not touch the object), never committed to memory.
-    objects: std::collections::HashSet<u64>,
     /// Per graph thread, how many of its places the running execution has run.
     ran: Vec<u32>,
     /// The running execution filled a hole, or gave a read the bytes of a write that had not
@@ -445,11 +441,7 @@ impl Trust<'_> {
                     return self.exec.end();
                 }
                 // (a lock waiting for a mutex no unlock will free is a deadlock)
-                let spinning = |r: &&EventId| {
-                    !g.label(**r)
-                        .location()
-                        .is_some_and(|a| self.objects.contains(&a))
-                };
+                let spinning = |r: &&EventId| g.event(**r).op.is_none();
                 if waiting.iter().any(|r| spinning(&r)) {
                     let slots: Vec<u32> = waiting
                         .iter()
@@ -651,10 +643,15 @@ impl Trust<'_> {
     /// Before the process exits, memory gets what the exit handlers and the rest of the
     /// process would see: each location's latest write (memory holds the one that ran last).
     fn commit_latest(&mut self, g: &Graph) -> Result<(), ExecError> {
-        let mut addrs: Vec<u64> = g.events().filter_map(|e| g.label(e).location()).collect();
+        // (not a pthread object's: its events are the engine's own, the runtime never
+        // touches the object)
+        let mut addrs: Vec<u64> = g
+            .events()
+            .filter(|&e| g.event(e).op.is_none())
+            .filter_map(|e| g.label(e).location())
+            .collect();
         addrs.sort_unstable();
         addrs.dedup();
-        addrs.retain(|a| !self.objects.contains(a));
         for addr in addrs {
             let latest = self.model.latest_write(g, addr, &|_| true, None);
             if let Some(bytes) = latest.and_then(|w| g.label(w).written()) {

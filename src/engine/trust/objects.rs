@@ -361,7 +361,6 @@ impl Trust<'_> {
         let source = g.label(e).rf().flatten();
         let o = self.object_outcome(g, e, &p.op, source)?;
         if let Some((addr, size)) = object_of(&p.op) {
-            self.objects.insert(addr);
             let label = g.label_mut(e);
             match o.effect {
                 Effect::Write(state) => {
