@@ -146,6 +146,18 @@ pub struct GraphEvent {
     /// Which of the outcomes of `op` this event has (the waiter a signal wakes, the value a
     /// nondet call returns); `None` until its step chooses.
     pub choice: Option<u32>,
+    /// Which piece of its operation's access it is, where the access spans several pieces
+    /// of memory (one event each, in address order: [`crate::engine::trust`]'s `pieces`).
+    pub piece: Option<Piece>,
+}
+
+/// The `index`th of the `count` events of an access that spans several pieces of memory;
+/// `atomic` where the processor makes the access atomic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub index: u8,
+    pub count: u8,
+    pub atomic: bool,
 }
 
 /// How a synchronisation event orders its thread's accesses.
@@ -345,6 +357,7 @@ impl Graph {
             order: None,
             op: None,
             choice: None,
+            piece: None,
         };
         let evs = &mut self.threads[e.thread as usize];
         match evs.get_mut(e.index as usize) {

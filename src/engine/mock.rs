@@ -293,9 +293,11 @@ impl Executor for Mock {
     }
 
     fn commit(&mut self, _owner: u32, addr: u64, bytes: &[u8]) -> Result<(), ExecError> {
-        let mut v = [0u8; 8];
-        v[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
-        self.mem.insert(addr, u64::from_le_bytes(v));
+        for (k, word) in bytes.chunks(4).enumerate() {
+            let mut v = [0u8; 8];
+            v[..word.len()].copy_from_slice(word);
+            self.mem.insert(addr + 4 * k as u64, u64::from_le_bytes(v));
+        }
         Ok(())
     }
 
@@ -305,27 +307,44 @@ impl Executor for Mock {
 }
 
 impl Mock {
-    /// What slot `i`'s load of `addr` reads: the engine's patch, or memory (observed, when
-    /// reads are, for a script's thread).
-    fn seen(&mut self, i: usize, addr: u64, reply: &Reply) -> u64 {
-        let v = match &reply.patch {
-            Some((_, bytes)) => u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64,
-            None => self.mem.get(&addr).copied().unwrap_or(0),
-        };
+    /// What slot `i`'s load of `size` bytes at `addr` reads: each 4-byte word the engine's
+    /// patch covers from it, the others from memory (observed, when reads are, for a script's
+    /// thread).
+    fn seen(&mut self, i: usize, addr: u64, size: u32, reply: &Reply) -> u64 {
+        let mut v = 0;
+        for (k, at) in (0..size.div_ceil(4) as usize).map(|k| (k, addr + 4 * k as u64)) {
+            let word = match &reply.patch {
+                Some((mask, bytes)) if mask >> (4 * k) & 0xf != 0 => {
+                    u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap()) as u64
+                }
+                _ => self.mem.get(&at).copied().unwrap_or(0),
+            };
+            v |= word << (32 * k);
+        }
         if let (true, Some(script)) = (self.observe_reads, self.slots[i].0) {
             self.reads.push((read_key(script, self.slots[i].1 - 1), v));
         }
         v
     }
 
-    /// A store of `value` at `addr`: into memory unless buffered; its bytes (buffered or
-    /// under the graph engine) and what it wrote over (graph).
-    fn capture(&mut self, addr: u64, value: u64) -> (Option<StoreBytes>, Option<StoreBytes>) {
-        let bytes = |v: u64| StoreBytes::from_slice(&(v as u32).to_le_bytes());
+    /// A store of `value`'s `size` bytes at `addr` (4-byte words): into memory unless
+    /// buffered; its bytes (buffered or under the graph engine) and what it wrote over (graph).
+    fn capture(
+        &mut self,
+        addr: u64,
+        size: u32,
+        value: u64,
+    ) -> (Option<StoreBytes>, Option<StoreBytes>) {
+        let words = size.div_ceil(4) as usize;
+        let bytes = |v: u64| StoreBytes::from_slice(&v.to_le_bytes()[..4 * words]);
         let stored = (self.buffered || self.graph).then(|| bytes(value));
         let mut replaced = None;
         if !self.buffered || self.graph {
-            let old = self.mem.insert(addr, value).unwrap_or(0);
+            let mut old = 0;
+            for k in 0..words {
+                let word = (value >> (32 * k)) & 0xffff_ffff;
+                old |= self.mem.insert(addr + 4 * k as u64, word).unwrap_or(0) << (32 * k);
+            }
             replaced = self.graph.then(|| bytes(old));
         }
         (stored, replaced)
@@ -354,13 +373,13 @@ impl Mock {
             return Ok(self.snapshot(None));
         }
         match op {
-            Op::Load { addr, .. } => {
-                let v = self.seen(i, addr.0, reply);
+            Op::Load { addr, size } => {
+                let v = self.seen(i, addr.0, size, reply);
                 self.prev[i] = Some(read_only(v));
             }
-            Op::Store { addr, .. } => {
+            Op::Store { addr, size } => {
                 // with store buffers the engine commits it later
-                let (stored, replaced) = self.capture(addr.0, value);
+                let (stored, replaced) = self.capture(addr.0, size, value);
                 self.prev[i] = Some(Executed {
                     wrote: true,
                     read: None,
@@ -371,9 +390,9 @@ impl Mock {
             }
             Op::Rmw { addr, .. } => {
                 // fetch-and-add of the script's value
-                let old = self.seen(i, addr.0, reply);
+                let old = self.seen(i, addr.0, 4, reply);
                 let new = (old + value) & 0xffff_ffff;
-                let (stored, replaced) = self.capture(addr.0, new);
+                let (stored, replaced) = self.capture(addr.0, 4, new);
                 self.prev[i] = Some(Executed {
                     wrote: true,
                     read: Some(old),

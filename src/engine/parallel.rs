@@ -161,29 +161,35 @@ fn explore_graphs<E: Executor + Send>(
 ) -> Result<Outcome, ExecError> {
     use super::trust::{explore_shared, Pool};
     let jobs = jobs.max(1);
-    let pool = Pool::new(jobs, shard);
-    let totals = Totals::new(jobs);
-    let work = |w: usize, exec: &mut dyn Executor, g| {
-        let mut each = |s: &Stats| progress(&totals.with(w, s));
-        explore_shared(exec, model, cfg, &mut each, &pool, g)
-    };
-    let results: Vec<Result<Outcome, ExecError>> = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..jobs)
-            .map(|w| {
-                let (work, pool) = (&work, &pool);
-                scope.spawn(move || {
-                    let Some(g) = pool.take() else {
-                        return Ok(Outcome::default());
-                    };
-                    let mut exec = start(w).inspect_err(|_| pool.stop())?;
-                    work(w, &mut exec, g)
+    let mut pool = Pool::new(jobs, shard);
+    loop {
+        let totals = Totals::new(jobs);
+        let work = |w: usize, exec: &mut dyn Executor, g| {
+            let mut each = |s: &Stats| progress(&totals.with(w, s));
+            explore_shared(exec, model, cfg, &mut each, &pool, g)
+        };
+        let results: Vec<Result<Outcome, ExecError>> = std::thread::scope(|scope| {
+            let others: Vec<_> = (1..jobs)
+                .map(|w| {
+                    let (work, pool) = (&work, &pool);
+                    scope.spawn(move || {
+                        let Some(g) = pool.take() else {
+                            return Ok(Outcome::default());
+                        };
+                        let mut exec = start(w).inspect_err(|_| pool.stop())?;
+                        work(w, &mut exec, g)
+                    })
                 })
-            })
-            .collect();
-        let first = work(0, first, crate::graph::Graph::default());
-        joined(first, others)
-    });
-    merged(results)
+                .collect();
+            let first = work(0, &mut *first, crate::graph::Graph::default());
+            joined(first, others)
+        });
+        let outcome = merged(results)?;
+        match pool.again() {
+            Some(p) => pool = p,
+            None => return Ok(outcome),
+        }
+    }
 }
 
 /// Explore (`split`: this worker's part) inside the program's process if `exec` can, else

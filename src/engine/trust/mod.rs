@@ -39,11 +39,13 @@ use step::{dependencies_of, label_of};
 mod brute_force;
 mod conditional;
 mod objects;
+mod pieces;
 mod pool;
 mod replay;
 mod report;
 mod revisit;
 mod script;
+mod split;
 mod step;
 #[cfg(test)]
 mod tests;
@@ -55,20 +57,22 @@ pub fn explore(
     cfg: &Config,
     progress: Progress,
 ) -> Result<Outcome, ExecError> {
-    explore_shared(
-        exec,
-        model,
-        cfg,
-        progress,
-        &Pool::new(1, None),
-        Graph::default(),
-    )
+    let mut pool = Pool::new(1, None);
+    loop {
+        let outcome = explore_shared(exec, model, cfg, &mut *progress, &pool, Graph::default())?;
+        match pool.again() {
+            Some(p) => pool = p,
+            None => return Ok(outcome),
+        }
+    }
 }
 
 /// Explore as one worker of several (`-j`): graphs still to visit are independent (a visit
 /// only adds graphs, never changes others), so a worker hands some of its own to `pool` when
 /// another has none, and takes from it when it has none. `first`: the graph it starts with
-/// (the empty one for the worker that starts the exploration).
+/// (the empty one for the worker that starts the exploration). When a worker cuts a piece of
+/// memory ([`pieces`]) the exploration stops, and the caller explores again with
+/// [`Pool::again`].
 pub fn explore_shared(
     exec: &mut dyn Executor,
     model: &dyn Model,
@@ -87,7 +91,10 @@ pub fn explore_shared(
         trace: Vec::new(),
         trace_events: Vec::new(),
         converted: None,
-        locations: Locations::default(),
+        pieces: pool.pieces(),
+        pool,
+        atomic_split: Default::default(),
+        split: Vec::new(),
         memory: Memory::default(),
         ran: Vec::new(),
         speculative: false,
@@ -158,7 +165,14 @@ struct Trust<'a> {
     /// A compare-exchange added as a read that wrote when it ran: now an update, whose place
     /// and revisits are still to be made.
     converted: Option<EventId>,
-    locations: Locations,
+    /// The pieces of memory this worker knows ([`pieces`]), and the pool that knows all.
+    pieces: pieces::Pieces,
+    pool: &'a Pool,
+    /// The pieces that an access the processor makes atomic spans with others.
+    atomic_split: rustc_hash::FxHashSet<u64>,
+    /// Per graph thread, how many events of its pending operation's access, which spans
+    /// several pieces, it has run (0: none, or the access is one piece).
+    split: Vec<u8>,
     memory: Memory,
     /// Per graph thread, how many of its places the running execution has run.
     ran: Vec<u32>,
@@ -180,31 +194,14 @@ struct Memory {
     before: rustc_hash::FxHashMap<u64, StoreBytes>,
 }
 
-/// The locations accessed in the exploration: the graph engine takes an access as reading or
-/// writing one location as a whole, so accesses of other sizes or offsets overlapping it are
-/// refused, not explored wrongly.
-#[derive(Default)]
-struct Locations(std::collections::BTreeMap<u64, u32>);
+/// The operations of `g`'s events: an access over several pieces is one.
+fn operations(g: &Graph) -> usize {
+    let pieces = g.events().filter_map(|e| g.event(e).piece);
+    g.len() - pieces.filter(|p| p.index + 1 < p.count).count()
+}
 
-impl Locations {
-    fn check(&mut self, addr: u64, size: u32) -> Result<(), ExecError> {
-        let end = addr + size as u64;
-        let before = self.0.range(..=addr).next_back();
-        let overlapping = before
-            .filter(|(&a, &s)| a + s as u64 > addr)
-            .into_iter()
-            .chain(self.0.range(addr + 1..end))
-            .find(|(&a, &s)| (a, s) != (addr, size));
-        if let Some((&a, &s)) = overlapping {
-            return Err(ExecError::Fatal(format!(
-                "the graph engine does not support accesses of different sizes to the same \
-                 memory yet ({size} bytes at {addr:#x}, {s} bytes at {a:#x}; use --engine \
-                 interleaving)"
-            )));
-        }
-        self.0.insert(addr, size);
-        Ok(())
-    }
+fn differently() -> ExecError {
+    ExecError::Fatal("the program behaved differently when replayed (is it deterministic?)".into())
 }
 
 /// Why a replay stops when the engine's step is not its script's.
@@ -269,6 +266,7 @@ impl Trust<'_> {
         self.converted = None;
         self.memory = Memory::default();
         self.ran.clear();
+        self.split.clear();
         // a graph with an event added before a kept one of its thread (a hole filled) or
         // with a hole: its kept events may not be what the thread does now
         self.speculative = g
@@ -306,6 +304,15 @@ impl Trust<'_> {
             let slot = self.slot_of(e.thread);
             let pending = slot.and_then(|s| stopped(&snap, s));
             match (slot, pending) {
+                (Some(slot), Some(p)) if g.event(e).piece.is_some() && p.pc == g.event(e).pc => {
+                    match self.replay_piece(g, slot, &p, e)? {
+                        Some(Some(s)) => snap = s,
+                        Some(None) => {}
+                        None if self.speculative => return Ok(None),
+                        None => return Err(differently()),
+                    }
+                    self.ran[e.thread as usize] += 1;
+                }
                 (Some(slot), Some(p)) if p.pc == g.event(e).pc && replays(&p.op, g.label(e)) => {
                     let kept = g.label(e).written().filter(|b| !b.is_empty()).cloned();
                     snap = self.step(g, slot, &p, e)?;
@@ -315,12 +322,7 @@ impl Trust<'_> {
                     }
                 }
                 _ if self.speculative => return Ok(None),
-                _ => {
-                    return Err(ExecError::Fatal(
-                        "the program behaved differently when replayed (is it deterministic?)"
-                            .into(),
-                    ))
-                }
+                _ => return Err(differently()),
             }
         }
         let unrun = g
@@ -359,7 +361,7 @@ impl Trust<'_> {
         let Some(mut snap) = self.replay(&mut g)? else {
             return self.unrealizable();
         };
-        let mut steps = g.len();
+        let mut steps = operations(&g);
         // A thread whose step ended the process with an error while others could still run:
         // run again, with it last, so that their events are in the graph too (and revisit).
         let mut last: Option<u32> = None;
@@ -391,7 +393,7 @@ impl Trust<'_> {
                             return self.unrealizable();
                         };
                         snap = s;
-                        steps = g.len();
+                        steps = operations(&g);
                         continue;
                     }
                 }
@@ -501,7 +503,20 @@ impl Trust<'_> {
                 continue;
             };
             if let Some((addr, size)) = label.access() {
-                self.locations.check(addr, size)?;
+                let Some(split) = self.pieces_of(addr, size) else {
+                    return self.learn_pieces(snap);
+                };
+                self.check_atomic_piece(&g, thread, addr)?;
+                if split.len() > 1 {
+                    // (one step however many pieces: the step bound counts operations)
+                    added = None;
+                    let Some(s) = self.split_step(&mut g, slot, &p, &label, &split)? else {
+                        return Ok(());
+                    };
+                    snap = s;
+                    steps += 1;
+                    continue;
+                }
             }
             if label == Label::Fence && self.model.fences_are_updates() {
                 label = Label::Update {
@@ -715,6 +730,11 @@ impl Trust<'_> {
     /// The lowest graph thread but the one in slot `but` with an operation that can run: a
     /// join once its thread has exited, the end of the process once every other thread has.
     fn next_but(&self, g: &Graph, snap: &Snapshot, but: Option<u32>) -> Option<(u32, Pending)> {
+        // (a thread that has run some pieces of an access adds the others first)
+        if let Some(t) = self.split.iter().position(|&n| n > 0) {
+            let slot = self.slot_of(t as u32)?;
+            return stopped(snap, slot).map(|p| (slot, p));
+        }
         let mut best: Option<(u32, u32, Pending)> = None;
         for slot in 0..snap.slots.len() as u32 {
             let Some(p) = stopped(snap, slot).filter(|_| Some(slot) != but) else {
@@ -767,6 +787,8 @@ impl Trust<'_> {
 /// read then changes nothing; a later write revisits that read instead).
 fn awaiting(g: &Graph, thread: u32, ran: u32, p: &Pending) -> Option<EventId> {
     let addr = match p.op {
+        // (a load with no state hash, as a piece of a copy has, is not known to repeat)
+        Op::Load { .. } | Op::Cas { .. } if p.hash == 0 => return None,
         Op::Load { addr, .. } | Op::Cas { addr, .. } => addr.0,
         ref op if objects::may_only_read(op) => object_of(op)?.0,
         _ => return None,

@@ -4,6 +4,8 @@
 use crate::engine::parallel::Shard;
 use crate::graph::Graph;
 
+use super::pieces::{Pieces, Split};
+
 /// Graphs the workers of one exploration share (see [`super::explore_shared`]).
 pub struct Pool {
     state: std::sync::Mutex<PoolState>,
@@ -12,6 +14,10 @@ pub struct Pool {
     executions: std::sync::atomic::AtomicU64,
     /// This check's part of the exploration (`--shard`).
     shard: Option<Shard>,
+    /// The pieces of memory the workers know ([`super::pieces`]), and whether one cut a
+    /// piece: the exploration then starts again.
+    pieces: std::sync::Mutex<Pieces>,
+    cut: std::sync::atomic::AtomicBool,
 }
 
 struct PoolState {
@@ -29,6 +35,10 @@ const SHARE_AFTER: u64 = 64;
 
 impl Pool {
     pub fn new(workers: usize, shard: Option<Shard>) -> Pool {
+        Pool::with_pieces(workers, shard, Pieces::default())
+    }
+
+    fn with_pieces(workers: usize, shard: Option<Shard>, pieces: Pieces) -> Pool {
         Pool {
             state: std::sync::Mutex::new(PoolState {
                 graphs: Vec::new(),
@@ -39,7 +49,40 @@ impl Pool {
             wake: std::sync::Condvar::new(),
             executions: std::sync::atomic::AtomicU64::new(0),
             shard,
+            pieces: std::sync::Mutex::new(pieces),
+            cut: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Once the exploration is over: the pool to explore again with if a worker cut a piece
+    /// of memory (what was explored took it whole), with the pieces known.
+    pub fn again(&self) -> Option<Pool> {
+        if !self.cut.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let workers = self.state.lock().unwrap().workers;
+        let pieces = self.pieces.lock().unwrap().clone();
+        Some(Pool::with_pieces(workers, self.shard, pieces))
+    }
+
+    /// The pieces known to all workers.
+    pub(super) fn pieces(&self) -> Pieces {
+        self.pieces.lock().unwrap().clone()
+    }
+
+    /// Takes in an access no worker's pieces make up yet ([`Pieces::add`]): its pieces and
+    /// all those known now, or `None` when it cut one (the exploration then stops, to start
+    /// again).
+    pub(super) fn add_access(&self, addr: u64, size: u32) -> Option<(Split, Pieces)> {
+        let mut known = self.pieces.lock().unwrap();
+        let (split, cut) = known.add(addr, size);
+        if cut {
+            self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+            drop(known);
+            self.stop();
+            return None;
+        }
+        Some((split, known.clone()))
     }
 
     /// This exploration's shard, if it is one.

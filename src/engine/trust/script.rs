@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::event::{ScriptStep, StoreBytes};
 use crate::graph::{EventId, Graph, Label};
 
+use super::split::{first_piece, merged_reply};
 use super::step::reply_to;
 use super::{conditional, Trust, FENCE_LOCATION};
 
@@ -79,14 +80,35 @@ impl Trust<'_> {
                 break;
             };
             let (ev, label) = (g.event(e), g.label(e));
-            let location = label.location().filter(|&a| a != FENCE_LOCATION);
             // (the engine answers an object's operation, or a nondet call, as it runs)
             if ev.op.is_some() {
                 break;
             }
-            let reply = match ev.conditional {
-                Some(c) => conditional::reply(c),
-                None => {
+            // (an access over several pieces runs after its last, its events all in `g`)
+            if let Some(piece) = ev.piece {
+                if piece.index + 1 < piece.count {
+                    ran[e.thread as usize] += 1;
+                    continue;
+                }
+            }
+            let first = first_piece(g, e);
+            let location = g.label(first).location().filter(|&a| a != FENCE_LOCATION);
+            let reply = match (ev.conditional, ev.piece) {
+                (Some(c), _) => conditional::reply(c),
+                (None, Some(piece)) if !label.writes() => {
+                    match merged_reply(
+                        g,
+                        first,
+                        piece.count,
+                        |a| last.get(&a).copied(),
+                        |a| self.script.initial.get(&a),
+                    ) {
+                        Some(r) => r,
+                        None => break,
+                    }
+                }
+                (None, Some(_)) => Default::default(),
+                (None, None) => {
                     let addr = location.unwrap_or(0);
                     match reply_to(
                         g,
@@ -108,8 +130,13 @@ impl Trust<'_> {
             if let Label::Spawn { child } = *label {
                 slots.push(child);
             }
-            if let (true, Some(addr)) = (label.written().is_some(), location) {
-                last.insert(addr, e);
+            if let (true, Some(_)) = (label.written().is_some(), location) {
+                for index in first.index..=e.index {
+                    let piece = EventId { index, ..e };
+                    if let Some(addr) = g.label(piece).location() {
+                        last.insert(addr, piece);
+                    }
+                }
             }
             ran[e.thread as usize] += 1;
         }

@@ -1,5 +1,5 @@
 use super::super::mock::{
-    fence, fetch_add, load, lock, sem_post, sem_wait, store, unlock, Check, Mock,
+    fence, fetch_add, load, lock, read_key, sem_post, sem_wait, store, unlock, Check, Mock,
 };
 use super::super::Config;
 use super::brute_force::{ra_assignments, traces, values_read, Semantics};
@@ -126,6 +126,133 @@ fn pso_graphs_equal_brute_force() {
 #[test]
 fn ra_weak_traces_equal_brute_force() {
     random_programs(&Ra, None, 4, 200);
+}
+
+/// Two words that straddle an aligned 8-byte word, so that an access of both at once (8
+/// bytes at `LO`) is not atomic.
+const LO: u64 = 0x104;
+const HI: u64 = 0x108;
+
+fn wide(op: fn(u64) -> (Op, u64), value: u64) -> (Op, u64) {
+    let (op, _) = op(LO);
+    let op = match op {
+        Op::Load { addr, .. } => Op::Load { addr, size: 8 },
+        Op::Store { addr, .. } => Op::Store { addr, size: 8 },
+        op => op,
+    };
+    (op, value)
+}
+
+/// Random programs whose threads access the words `LO` and `HI` alone and, some of them, both
+/// at once: one execution per consistent graph of the program with each 8-byte
+/// access written as its two 4-byte ones in address order (which `random_programs` checks
+/// against brute force), and the same values read. Also where an 8-byte access comes first,
+/// so that the exploration starts again once a 4-byte one cuts it.
+fn wide_accesses_as_their_pieces(model: &dyn Model, seed: u64, programs: usize) {
+    let mut lcg = super::super::mock::Lcg(seed);
+    let mut next = move |n: u64| lcg.below(n);
+    for _ in 0..programs {
+        let (mut whole, mut pieces) = (Vec::new(), Vec::new());
+        // per thread, the operation of `whole` that each of `pieces` is part of
+        let mut part_of: Vec<Vec<usize>> = Vec::new();
+        for t in 0..2 + next(2) {
+            let (mut w, mut p, mut of) = (Vec::new(), Vec::new(), Vec::new());
+            for i in 0..1 + next(3) {
+                let v = t * 10 + i + 1;
+                let a = LO + 4 * next(2);
+                let (one, two): (_, Vec<(Op, u64)>) = match next(6) {
+                    0 | 1 => (load(a), vec![load(a)]),
+                    2 | 3 => (store(a, v), vec![store(a, v)]),
+                    4 => (wide(load, 0), vec![load(LO), load(HI)]),
+                    _ => (
+                        wide(|a| store(a, 0), v | (v + 100) << 32),
+                        vec![store(LO, v), store(HI, v + 100)],
+                    ),
+                };
+                of.extend(std::iter::repeat_n(w.len(), two.len()));
+                w.push(one);
+                p.extend(two);
+            }
+            whole.push(w);
+            pieces.push(p);
+            part_of.push(of);
+        }
+        // (a 4-byte access, so that the 8-byte ones are in pieces)
+        let eight = |op: &Op| matches!(op, Op::Load { size: 8, .. } | Op::Store { size: 8, .. });
+        if whole.iter().flatten().all(|(op, _)| eight(op)) {
+            whole[0].push(load(HI));
+            pieces[0].push(load(HI));
+            part_of[0].push(whole[0].len() - 1);
+        }
+        let o = check(whole.clone(), model, None);
+        let by_pieces = check(pieces.clone(), model, None);
+        // what the pieces of a load read, as the whole load would have
+        let joined = by_pieces.observations.iter().map(|(obs, &n)| {
+            let mut whole_obs: BTreeMap<u32, u64> = BTreeMap::new();
+            for &(key, v) in obs {
+                let (script, index) = ((key >> 8) as usize, (key & 0xff) as usize);
+                let of = part_of[script][index];
+                let part = part_of[script][..index]
+                    .iter()
+                    .filter(|&&x| x == of)
+                    .count();
+                *whole_obs.entry(read_key(script, of)).or_default() |= v << (32 * part);
+            }
+            (whole_obs.into_iter().collect::<Observation>(), n)
+        });
+        let want = (by_pieces.stats.executions, 0);
+        let got = (o.stats.executions, o.stats.blocked);
+        assert_eq!(got, want, "{} program {whole:?}", model.name());
+        let same = o.observations == joined.collect();
+        assert!(same, "values read: {} program {whole:?}", model.name());
+    }
+}
+
+/// An aligned 8-byte access whose halves another thread accesses alone is refused, not
+/// explored as two halves (which would let a reader see half of one write and half of
+/// another); where only its own thread accesses them, it is explored in pieces.
+#[test]
+fn an_atomic_access_in_pieces_is_refused_where_threads_share_it() {
+    let whole = || {
+        (
+            Op::Store {
+                addr: crate::event::TargetAddr(X),
+                size: 8,
+            },
+            7,
+        )
+    };
+    for first in [true, false] {
+        let t = if first {
+            vec![whole(), load(Y)]
+        } else {
+            vec![load(Y), whole()]
+        };
+        let mut mock = Mock::new(vec![t, vec![load(X)]], None);
+        mock.graph = true;
+        let r = super::explore(&mut mock, &Sc, &Config::default(), &mut |_| true);
+        match r {
+            Err(crate::engine::ExecError::Fatal(m)) => assert!(m.contains("atomic"), "{m}"),
+            _ => panic!("explored"),
+        }
+    }
+    // (its own thread alone: the other thread's accesses are elsewhere)
+    assert_eq!(
+        count(vec![vec![whole(), load(Y)], vec![load(0x200)]], &Sc),
+        (1, 0)
+    );
+}
+
+#[test]
+fn wide_accesses_explore_as_their_pieces_under_sc_and_ra() {
+    wide_accesses_as_their_pieces(&Sc, 11, 100);
+    wide_accesses_as_their_pieces(&Ra, 14, 100);
+}
+
+#[test]
+fn wide_accesses_explore_as_their_pieces_under_tso_and_pso() {
+    wide_accesses_as_their_pieces(&TSO, 12, 100);
+    wide_accesses_as_their_pieces(&PSO, 13, 50);
 }
 
 /// Tracer's families (Abdulla et al., OOPSLA 2018): N writers and one reader have N + 1 weak
