@@ -31,7 +31,7 @@ use objects::{answered, object_of};
 pub use pool::Pool;
 use pool::{Part, Visit};
 pub use replay::replay;
-use revisit::{set_source, sources_of};
+use revisit::set_source;
 use script::Script;
 use step::{dependencies_of, label_of};
 
@@ -568,7 +568,7 @@ impl Trust<'_> {
             steps += 1;
             match g.label(e).clone() {
                 Label::Read { addr, .. } => {
-                    let mut candidates = sources_of(&g, e, addr);
+                    let mut candidates = self.sources(&g, e, addr);
                     self.wait_on_latest(&g, e, addr, &mut candidates);
                     match candidates[..] {
                         // a consistent graph and a read no event follows: some source keeps
@@ -618,22 +618,10 @@ impl Trust<'_> {
                     // its places are checked while the program runs on: consistency does not
                     // look at the bytes, which the step reports
                     let started = self.start_step(&mut g, slot, &p, e)?;
-                    let mut places = self.placements(&g, e, addr);
+                    let places = self.placements(&g, e, addr);
                     snap = self.finish_step(&mut g, slot, &p, e, started)?;
                     self.revisits(&g, e);
-                    let Some(first) = places.pop() else {
-                        return Err(ExecError::Fatal(
-                            "internal: a write has no consistent place".into(),
-                        ));
-                    };
-                    for at in places.into_iter().flatten() {
-                        let mut h = g.clone();
-                        h.place(e, at);
-                        self.todo.push(h);
-                    }
-                    if let Some(at) = first {
-                        g.place(e, at);
-                    }
+                    self.take_place(&mut g, e, places)?;
                 }
                 _ => snap = self.step(&mut g, slot, &p, e)?,
             }

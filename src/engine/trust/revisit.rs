@@ -6,6 +6,7 @@ use crate::graph::{Conditional, EventId, Graph, Label, Prefix};
 use crate::model::Model;
 
 use super::Trust;
+use crate::engine::ExecError;
 
 impl Trust<'_> {
     /// `g` with update `e` reading from each write it may, each consistent, right after its
@@ -66,6 +67,46 @@ impl Trust<'_> {
         let mut h = g.clone();
         set_source(&mut h, e, w);
         self.model.consistent_after(&h, e).then_some(h)
+    }
+
+    /// Places write `e` at the last of its consistent `places` (from [`Trust::placements`]),
+    /// the graphs with it at the others left to visit.
+    pub(super) fn take_place(
+        &mut self,
+        g: &mut Graph,
+        e: EventId,
+        mut places: Vec<Option<usize>>,
+    ) -> Result<(), ExecError> {
+        let Some(first) = places.pop() else {
+            return Err(ExecError::Fatal(
+                "internal: a write has no consistent place".into(),
+            ));
+        };
+        for at in places.into_iter().flatten() {
+            let mut h = g.clone();
+            h.place(e, at);
+            self.todo.push(h);
+        }
+        if let Some(at) = first {
+            g.place(e, at);
+        }
+        Ok(())
+    }
+
+    /// [`sources_of`] read `e`, added in the running execution: where only its thread
+    /// accesses the location, its one source is the write memory holds there (its thread's
+    /// events before it have all run, in program order), found without walking the thread.
+    /// Not under porf cycles (a kept write may not have run), nor for an object's state (its
+    /// writes are the engine's, not memory's).
+    pub(super) fn sources(&self, g: &Graph, e: EventId, addr: u64) -> Vec<Option<EventId>> {
+        let own = g.only_thread_at(addr, e.thread)
+            && g.event(e).op.is_none()
+            && !self.model.porf_cycles()
+            && self.ran.get(e.thread as usize) == Some(&e.index);
+        if own {
+            return vec![self.memory.last.get(&addr).copied()];
+        }
+        sources_of(g, e, addr)
     }
 
     /// The consistent places of write `e` in its location's coherence order (`None`: the

@@ -12,7 +12,7 @@ use crate::event::{Event, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
 use crate::graph::{EventId, Graph, Label, Piece};
 
 use super::pieces::Split;
-use super::revisit::{set_source, sources_of};
+use super::revisit::set_source;
 use super::step::{label_of, reply_to};
 use super::{le_value, Trust};
 
@@ -143,23 +143,11 @@ impl Trust<'_> {
             self.check_atomic_piece(g, thread, addr)?;
             if stored.is_some() {
                 self.memory.last.insert(addr, e);
-                let mut places = self.placements(g, e, addr);
+                let places = self.placements(g, e, addr);
                 self.revisits(g, e);
-                let Some(place) = places.pop() else {
-                    return Err(ExecError::Fatal(
-                        "internal: a write has no consistent place".into(),
-                    ));
-                };
-                for at in places.into_iter().flatten() {
-                    let mut h = g.clone();
-                    h.place(e, at);
-                    self.todo.push(h);
-                }
-                if let Some(at) = place {
-                    g.place(e, at);
-                }
+                self.take_place(g, e, places)?;
             } else {
-                let candidates = sources_of(g, e, addr);
+                let candidates = self.sources(g, e, addr);
                 if let [w] = candidates[..] {
                     if self.sinks_stay_consistent(g, e) {
                         set_source(g, e, w);
