@@ -95,3 +95,31 @@ fn uncaught_exception_is_named() {
         );
     }
 }
+
+/// A record copied whole between threads under a mutex (accesses of several sizes to the same
+/// memory): the same verdict under the graph engine (sc, ra) as under the interleaving engine,
+/// and the same executions where it holds; setting a field after the unlock fails everywhere.
+#[test]
+fn records_copied_between_threads_under_the_graph_engine() {
+    let scratch = Scratch::new("cpp-records");
+    for (defines, verdict) in [(&[][..], OK), (&["-DLATE_ID"][..], ERROR)] {
+        for cxx in ["g++", "clang++"] {
+            let mut flags = vec!["-std=c++20", "-O2"];
+            flags.extend_from_slice(defines);
+            let bin = compile(&scratch, &source("cpp_message_queue.cpp"), cxx, &flags);
+            let interleaving = check(&bin, "sc", &[]);
+            let graph = check(&bin, "sc", &["--engine", "graph"]);
+            let ra = check(&bin, "ra", &[]);
+            let ctx = format!(
+                "{cxx} {defines:?}: {}{}{}",
+                graph.stdout, graph.stderr, ra.stderr
+            );
+            assert_eq!(interleaving.verdict(), verdict, "{ctx}");
+            assert_eq!(graph.verdict(), verdict, "{ctx}");
+            assert_eq!(ra.verdict(), verdict, "{ctx}");
+            if verdict == OK {
+                assert_eq!(graph.executions(), interleaving.executions(), "{ctx}");
+            }
+        }
+    }
+}

@@ -115,6 +115,15 @@ pub fn explore_shared(
             pool.stop();
             return Err(e);
         }
+        if pool.was_cut() && part.as_ref().is_some_and(Part::split) {
+            // (the shards, each its own process, would each start again with other pieces,
+            // and deal other graphs)
+            return Err(ExecError::Fatal(
+                "memory accessed in several sizes was found past the top of the exploration \
+                 that the shards share: check without --shard"
+                    .into(),
+            ));
+        }
         for child in &mut trust.todo[base..] {
             (child.depth, child.owned) = (depth + 1, owned);
         }

@@ -65,6 +65,11 @@ impl Pool {
         Some(Pool::with_pieces(workers, self.shard, pieces))
     }
 
+    /// Whether a worker cut a piece of memory (the exploration stops, to start again).
+    pub(super) fn was_cut(&self) -> bool {
+        self.cut.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// The pieces known to all workers.
     pub(super) fn pieces(&self) -> Pieces {
         self.pieces.lock().unwrap().clone()
@@ -215,6 +220,11 @@ impl Part {
             _ if self.shard.index == 0 => Visit::Count,
             _ => Visit::Uncounted,
         }
+    }
+
+    /// Whether the graphs below the split depth are being dealt (the shards' trees part).
+    pub(super) fn split(&self) -> bool {
+        self.depth.is_some()
     }
 
     /// After a visit, with `todo` still to visit: the split depth, once past the first
