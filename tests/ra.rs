@@ -430,3 +430,28 @@ fn graph_engine_counterexamples_replay() {
         );
     }
 }
+
+/// A hang the graph engine found (a thread past the time limit between two visible
+/// operations) replays to the same hang.
+#[test]
+fn a_graph_engine_hang_replays() {
+    let scratch = Scratch::new("ra-replay-hang");
+    let bin = compile(&scratch, &source("hang_and_fail.c"), "cc", &["-O2"]);
+    let b = bin.to_str().unwrap();
+    let quick = ["--exec-timeout", "0.3"];
+    let found = common::run_in(&scratch.0, &[&["--model", "ra", b][..], &quick].concat());
+    assert_eq!(found.status, 1, "{}{}", found.stdout, found.stderr);
+    assert!(found.stdout.contains("ERROR (hang)"), "{}", found.stdout);
+    let stem = bin.file_name().unwrap().to_string_lossy().into_owned();
+    let schedule = scratch.0.join(format!("smc-run-out/{stem}.ra.schedule"));
+    let args = [&["--replay", schedule.to_str().unwrap(), b][..], &quick].concat();
+    let replay = common::run_in(&scratch.0, &args);
+    assert_eq!(replay.status, 1, "{}{}", replay.stdout, replay.stderr);
+    assert!(
+        replay.stdout.contains("replay: reproduced the saved error")
+            && replay.stdout.contains("ERROR (hang)"),
+        "{}{}",
+        replay.stdout,
+        replay.stderr
+    );
+}

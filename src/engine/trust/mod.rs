@@ -464,14 +464,7 @@ impl Trust<'_> {
                 }
                 let hung = snap.slots.iter().any(|v| v.state == SlotState::Hung);
                 let (kind, message) = if hung {
-                    (
-                        ErrorKind::Hang,
-                        format!(
-                            "a thread {} without reaching another visible operation; see \
-                             --exec-timeout",
-                            crate::results::TIMEOUT_HANG
-                        ),
-                    )
+                    (ErrorKind::Hang, hang_message())
                 } else {
                     let live: Vec<u32> = (0..snap.slots.len() as u32)
                         .filter(|&s| stopped(&snap, s).is_some())
@@ -836,6 +829,15 @@ pub(super) fn deadlock_message(live: &[u32]) -> String {
     format!(
         "deadlock: every live thread is blocked ({})",
         names.join(", ")
+    )
+}
+
+/// The error of an execution in which a thread ran past the time limit between two visible
+/// operations.
+pub(super) fn hang_message() -> String {
+    format!(
+        "a thread {} without reaching another visible operation; see --exec-timeout",
+        crate::results::TIMEOUT_HANG
     )
 }
 

@@ -7,7 +7,7 @@ use crate::event::{Event, Op, Pending, Reply, ThreadId};
 use crate::results::{Counterexample, ErrorKind, Outcome, Step, ThreadInfo};
 
 use super::objects::{may_only_read, BUSY};
-use super::{deadlock_message, le_value, livelock_message, stopped};
+use super::{deadlock_message, hang_message, le_value, livelock_message, stopped};
 
 fn differs(step: usize) -> ExecError {
     ExecError::Fatal(format!(
@@ -127,11 +127,15 @@ pub fn replay(
     Ok(outcome)
 }
 
-/// The schedule ran to its end with the process still there: every live thread waits (an
+/// The schedule ran to its end with the process still there: a thread ran past the time
+/// limit (a hang), or every live thread waits (an
 /// operation told to ask again, a join of a thread still running, a load that repeats the
 /// thread's last one), as the graph engine found it, a deadlock; a livelock where some
 /// spin. `None` if a thread could go on.
 fn stuck(snap: &Snapshot, last: &[Option<(Pending, u64)>]) -> Option<(ErrorKind, String)> {
+    if snap.slots.iter().any(|v| v.state == SlotState::Hung) {
+        return Some((ErrorKind::Hang, hang_message()));
+    }
     let live: Vec<u32> = (0..snap.slots.len() as u32)
         .filter(|&s| stopped(snap, s).is_some())
         .collect();
