@@ -64,6 +64,7 @@ enum smc_op {
     SMC_OP_FUTEX_WOKEN = 46,  /* addr, addr2 as FUTEX_WAIT's; reply: 0 or ETIMEDOUT */
     SMC_OP_FUTEX_WAKE = 47,   /* addr, arg: how many at most; reply: how many were woken */
     SMC_OP_HEAP_RELEASE = 48, /* free or realloc of the block at addr, arg: its usable size */
+    SMC_OP_FUTEX_JOIN = 49,   /* graph engine: addr as FUTEX_WAIT's, arg: 1 when the word held the value */
 };
 
 /* Slot states. */

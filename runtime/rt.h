@@ -122,6 +122,7 @@ static inline int in_execution(void) { return g_active && t_slot >= 0 && !g_exit
 int smc_pieces_begin(uint64_t pc, uint32_t site);
 int smc_range_watched(uint64_t ea, uint64_t size);
 void smc_access(int store, uint64_t ea, uint64_t size, void *buf, uint64_t pc, uint32_t site);
+uint64_t smc_visible_load(uint64_t addr, uint64_t size, uint64_t pc);
 
 /* ---- pending.c: a thread's buffered stores, which it sees while it runs ---- */
 int smc_pending_push(struct smc_slot *s, uint64_t addr, uint32_t size, const uint8_t *bytes);

@@ -276,6 +276,32 @@ NONDET(_Bool, bool, SMC_NONDET_BOOL)
  * its step, so no wake-up can come between the comparison and the wait; the engine learns from
  * the value read whether the thread waits. Bitsets are not told apart (a wake-up of a waiter
  * whose bitset does not match is one futex users must allow for anyway). */
+/* The graph engine's reply to a wake that must wait for a wait's comparison to end (not
+ * SMC_BUSY: a wake's reply is how many it woke). */
+#define SMC_WAKE_BUSY (1ull << 32)
+
+/* Under the graph engine a wait is as the kernel makes it: under the futex's lock (a state the
+ * engine keeps, which a wake waits for), the word is read, a load of its own, and the thread
+ * joins the waiters if it holds `val`; then it waits until a wake took it out. */
+static long futex_wait_graph(uint32_t *word, uint32_t val, int timed, uint64_t pc) {
+    uint64_t w = (uint64_t)(uintptr_t)word, r;
+    while (smc_stop(SMC_OP_FUTEX_WAIT, w, (uint64_t)timed, 1, val, pc, 0, 0) == SMC_BUSY) {
+    }
+    int waits = (uint32_t)smc_visible_load(w, 4, pc) == val;
+    smc_stop(SMC_OP_FUTEX_JOIN, w, (uint64_t)timed, 1, (uint64_t)waits, pc, 0, 0);
+    if (!waits) {
+        errno = EAGAIN;
+        return -1;
+    }
+    while ((r = smc_stop(SMC_OP_FUTEX_WOKEN, w, (uint64_t)timed, 1, 0, pc, 0, 0)) == SMC_BUSY) {
+    }
+    if (r) {
+        errno = (int)r;
+        return -1;
+    }
+    return 0;
+}
+
 long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout, uint64_t pc) {
     int timed, cmd = op & ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
     uint64_t r;
@@ -283,6 +309,7 @@ long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *time
     case FUTEX_WAIT:
     case FUTEX_WAIT_BITSET:
         timed = timeout != NULL;
+        if (ch->flags & SMC_FLAG_GRAPH) return futex_wait_graph(word, val, timed, pc);
         smc_stop(SMC_OP_FUTEX_WAIT, (uint64_t)(uintptr_t)word, (uint64_t)timed, 1, val, pc, 0, 0);
         smc_note_read((uint64_t)(uintptr_t)word, 4); /* the value the engine learns */
         if (__atomic_load_n(word, __ATOMIC_RELAXED) != val) {
@@ -297,7 +324,10 @@ long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *time
         return 0;
     case FUTEX_WAKE:
     case FUTEX_WAKE_BITSET:
-        return (long)smc_stop(SMC_OP_FUTEX_WAKE, (uint64_t)(uintptr_t)word, 0, 1, val, pc, 0, 0);
+        while ((r = smc_stop(SMC_OP_FUTEX_WAKE, (uint64_t)(uintptr_t)word, 0, 1, val, pc, 0, 0)) ==
+               SMC_WAKE_BUSY) {
+        }
+        return (long)r;
     default: {
         static const char *const names[] = {"WAIT", "WAKE", "FD", "REQUEUE", "CMP_REQUEUE", "WAKE_OP",
                                             "LOCK_PI", "UNLOCK_PI", "TRYLOCK_PI", "WAIT_BITSET",

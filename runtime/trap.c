@@ -533,6 +533,20 @@ void smc_access(int store, uint64_t ea, uint64_t size, void *buf, uint64_t pc, u
     else copy_access(buf, (const void *)(uintptr_t)ea, size);
 }
 
+/* A load the runtime makes for the program as an event of its own (at most 8 bytes): what the
+ * engine lets it read. */
+uint64_t smc_visible_load(uint64_t addr, uint64_t size, uint64_t pc) {
+    uint64_t v = 0;
+    t_in_trap = 1;
+    t_trap_pc = pc;
+    smc_stop(SMC_OP_LOAD, addr, 0, size, 0, pc, 0, 0);
+    apply_patch(&ch->slots[t_slot], addr, size);
+    note_executed(addr, size, 1, 0);
+    memcpy(&v, (const void *)(uintptr_t)addr, size < 8 ? size : 8);
+    t_in_trap = 0;
+    return v;
+}
+
 /* Where the function whose entry hook runs at `pc` was called from (its call instruction), so
  * that what it does is named by its call, as an interposed call is; `pc` if unknown. */
 static uint64_t entry_caller_pc(const greg_t *uc, uint64_t pc) {

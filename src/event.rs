@@ -179,6 +179,13 @@ pub enum Op {
         addr: TargetAddr,
         timed: bool,
     },
+    /// Under the graph engine, a wait's second part: after `FutexWait` took the futex and the
+    /// word was read (a load of its own), the thread joins the waiters if the word held the
+    /// value (`waits`), and lets the futex go.
+    FutexJoin {
+        addr: TargetAddr,
+        waits: bool,
+    },
     /// `futex(FUTEX_WAKE)`: wakes at most `count` waiters on `addr`.
     FutexWake {
         addr: TargetAddr,
@@ -300,6 +307,7 @@ impl Op {
             FutexWoken { addr, .. } | FutexWake { addr, .. } => {
                 f.push(Access::new(futex_queue(addr), 1, wrote))
             }
+            FutexJoin { addr, .. } => f.push(Access::new(futex_queue(addr), 1, true)),
             // (a section conflicts by what it touches inside: the engine moves it as one step)
             Fence { .. }
             | HeapRelease { .. }
@@ -410,9 +418,10 @@ impl Op {
         }
         match *self {
             HeapRelease { addr, .. } => Some(addr.0),
-            FutexWait { addr, .. } | FutexWoken { addr, .. } | FutexWake { addr, .. } => {
-                Some(addr.0)
-            }
+            FutexWait { addr, .. }
+            | FutexWoken { addr, .. }
+            | FutexWake { addr, .. }
+            | FutexJoin { addr, .. } => Some(addr.0),
             _ => self.data().map(|(a, _)| a.0),
         }
     }
@@ -459,6 +468,7 @@ impl Op {
             FutexWait { .. } => "futex_wait",
             FutexWoken { .. } => "futex_woken",
             FutexWake { .. } => "futex_wake",
+            FutexJoin { .. } => "futex_join",
         }
     }
 

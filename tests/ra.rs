@@ -169,18 +169,57 @@ fn as_interleavings_under(
 /// What the graph engine cannot check yet is a one-line error (exit 2), not a verdict.
 #[test]
 fn what_the_graph_engine_does_not_support_is_named() {
-    each_build("ra-futex", "futex_mutex.c", &[], |bin, build| {
-        let r = check(bin, "ra", &[]);
-        assert_eq!(r.status, 2, "{build}: {}{}", r.stdout, r.stderr);
-        assert!(
-            r.stderr.contains("does not support `futex_"),
-            "{}",
-            r.stderr
+    let r = check(&source("disjoint_sections.c"), "ra", &[]);
+    assert_eq!(r.status, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("does not support `atomic_begin`"),
+        "{}",
+        r.stderr
+    );
+    let r = check(
+        &source("disjoint_sections.c"),
+        "ra",
+        &["--engine", "interleaving"],
+    );
+    assert_eq!(r.status, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("graph engine only"), "{}", r.stderr);
+}
+
+/// Futexes under the graph engine: a wait takes the futex's state (the kernel's lock, which a
+/// wake waits for), reads the word, and joins the waiters if it holds the value, so no wake
+/// comes between. Drepper's futex mutex, its lost wake-up (-DBUGGY), and C++20's atomic wait:
+/// the interleaving engine's verdicts and errors under sc, tso and pso; under ra, sc's verdict
+/// for the mutex (its atomics are locked instructions), tso's deadlock for the atomic wait.
+#[test]
+fn futexes_under_the_graph_engine() {
+    for (defines, ra_verdict) in [(&[][..], "ok"), (&["-DBUGGY"][..], "error")] {
+        each_build("ra-futex", "futex_mutex.c", defines, |bin, build| {
+            as_interleavings_under(bin, build, false, false, &["sc", "tso", "pso"]);
+            let ra = check(bin, "ra", &[]);
+            assert_eq!(
+                ra.verdict(),
+                ra_verdict,
+                "{build}: {}{}",
+                ra.stdout,
+                ra.stderr
+            );
+        });
+    }
+    let scratch = Scratch::new("ra-atomic-wait");
+    for cxx in ["g++", "clang++"] {
+        let flags = ["-std=c++20", "-O2"];
+        let bin = compile(&scratch, &source("cpp_atomic_wait.cpp"), cxx, &flags);
+        let build = format!("cpp_atomic_wait.cpp with {cxx}");
+        as_interleavings_under(&bin, &build, true, false, &["sc", "tso", "pso"]);
+        let ra = check(&bin, "ra", &[]);
+        assert_eq!(
+            ra.error_kind(),
+            Some("deadlock"),
+            "{build}: {}{}",
+            ra.stdout,
+            ra.stderr
         );
-        let r = check(bin, "ra", &["--engine", "interleaving"]);
-        assert_eq!(r.status, 2, "{build}: {}", r.stderr);
-        assert!(r.stderr.contains("graph engine only"), "{}", r.stderr);
-    });
+    }
 }
 
 /// Memory accessed in several sizes (a copy of a record whose fields are written one by one,

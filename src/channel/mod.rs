@@ -75,6 +75,7 @@ pub mod op {
     pub const FUTEX_WOKEN: u32 = 46;
     pub const FUTEX_WAKE: u32 = 47;
     pub const HEAP_RELEASE: u32 = 48;
+    pub const FUTEX_JOIN: u32 = 49;
     /// `NONDET`'s arg: the type is signed, or `_Bool`.
     pub const NONDET_SIGNED: u64 = 1;
     pub const NONDET_BOOL: u64 = 2;
@@ -883,6 +884,10 @@ impl Channel {
                 timed: s.addr2 != 0,
             },
             op::HEAP_RELEASE => Op::HeapRelease { addr, len: s.arg },
+            op::FUTEX_JOIN => Op::FutexJoin {
+                addr: obj,
+                waits: s.arg != 0,
+            },
             op::FUTEX_WAKE => Op::FutexWake {
                 addr: obj,
                 count: s.arg.min(u32::MAX as u64) as u32,

@@ -311,6 +311,13 @@ fn describe(sym: &Symbolizer, cx: &Counterexample, e: &Event) -> String {
             format!("futex_wait({}, {expected}) -> {outcome}", sym_of(addr))
         }
         Op::FutexWoken { addr, .. } => format!("futex_woken({})", sym_of(addr)),
+        Op::FutexJoin { addr, waits } => {
+            format!(
+                "futex_join({}{})",
+                sym_of(addr),
+                if waits { "" } else { ", not waiting" }
+            )
+        }
         Op::HeapRelease { addr, len } => format!("heap_release({}, {len} B)", sym_of(addr)),
         Op::FutexWake { addr, count } => {
             let n = if count == i32::MAX as u32 {

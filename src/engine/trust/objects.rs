@@ -38,10 +38,23 @@ const BARRIER_FIELD: u32 = 20;
 const BARRIER_MASK: u64 = (1 << BARRIER_FIELD) - 1;
 /// A condition variable's waiters are a bit per graph thread.
 const MAX_WAITER: u32 = 64;
+/// A futex's state: its waiters, a bit per graph thread, and this bit while a wait compares
+/// the word (the kernel's lock of the futex, which a wake waits for).
+const FUTEX_LOCKED: u64 = 1 << 63;
+/// The reply to a futex wake that must wait (runtime/sync.c `SMC_WAKE_BUSY`: not `BUSY`, as a
+/// wake's reply is how many it woke).
+pub(super) const WAKE_BUSY: u64 = 1 << 32;
 
 /// The object an operation acts on, and the size of its state (a mutex's is one byte, as the
 /// lock word it stands for; the others' eight).
 pub(super) fn object_of(op: &Op) -> Option<(u64, u32)> {
+    if let Op::FutexWait { addr, .. }
+    | Op::FutexJoin { addr, .. }
+    | Op::FutexWoken { addr, .. }
+    | Op::FutexWake { addr, .. } = *op
+    {
+        return Some((crate::event::futex_queue(addr).0, 8));
+    }
     let obj = op.sync_object()?.0;
     let mutex = matches!(
         op,
@@ -68,6 +81,9 @@ pub(super) fn may_only_read(op: &Op) -> bool {
             | RwWrLock { .. }
             | BarrierLeave { .. }
             | SemWait { .. }
+            | FutexWait { .. }
+            | FutexWoken { .. }
+            | FutexWake { .. }
     )
 }
 
@@ -129,6 +145,7 @@ fn outcome(effect: Effect, reply: u64) -> Outcome {
 pub(super) fn alternatives(op: &Op, state: u64, nondet_values: u32) -> u32 {
     match *op {
         Op::CondSignal { .. } => state.count_ones().max(1),
+        Op::FutexWake { count: 1, .. } if state & FUTEX_LOCKED == 0 => state.count_ones().max(1),
         Op::Nondet { boolean, .. } => {
             let n = nondet_values.max(1);
             if boolean {
@@ -220,12 +237,58 @@ fn transition(op: &Op, state: u64, cx: Context) -> Result<Outcome, ExecError> {
             Read,
             crate::engine::sync::SyncState::nondet_value(cx.choice, signed),
         ),
+        FutexWait { .. } if state & FUTEX_LOCKED != 0 => outcome(Wait, BUSY),
+        FutexWait { .. } => outcome(Write(state | FUTEX_LOCKED), 0),
+        FutexJoin { waits, .. } => {
+            let me = if waits { futex_waiter(cx.thread)? } else { 0 };
+            outcome(Write(state & !FUTEX_LOCKED | me), 0)
+        }
+        FutexWoken { timed, .. } => {
+            let me = futex_waiter(cx.thread)?;
+            if state & me == 0 {
+                outcome(Read, 0) // a wake took it out
+            } else if timed {
+                outcome(Write(state & !me), ETIMEDOUT)
+            } else {
+                outcome(Wait, BUSY)
+            }
+        }
+        FutexWake { .. } if state & FUTEX_LOCKED != 0 => outcome(Wait, WAKE_BUSY),
+        FutexWake { count, .. } => {
+            let n = state.count_ones();
+            if count >= n {
+                outcome(Write(0), n as u64)
+            } else if count == 1 {
+                // the waiter it wakes: the choice'th
+                let mut waiters = state;
+                for _ in 0..cx.choice {
+                    waiters &= waiters.wrapping_sub(1);
+                }
+                outcome(Write(state & !(waiters & waiters.wrapping_neg())), 1)
+            } else {
+                return Err(ExecError::Fatal(format!(
+                    "the graph engine does not support a futex wake of {count} of {n} waiters \
+                     yet"
+                )));
+            }
+        }
         _ => {
             return Err(ExecError::Fatal(
                 "internal: not an object's operation".into(),
             ))
         }
     })
+}
+
+/// A futex waiter's bit (the last bit is the futex's lock).
+fn futex_waiter(thread: u32) -> Result<u64, ExecError> {
+    if thread >= MAX_WAITER - 1 {
+        return Err(ExecError::Fatal(format!(
+            "the graph engine supports futex waits in the first {} threads only",
+            MAX_WAITER - 1
+        )));
+    }
+    Ok(1u64 << thread)
 }
 
 /// How an event that takes or lets go an object orders its thread's accesses.
@@ -242,7 +305,9 @@ pub(super) fn order_of(op: &Op, effect: Effect) -> Option<Order> {
             | RwUnlock { .. }
             | BarrierInit { .. }
             | SemInit { .. }
-            | SemPost { .. },
+            | SemPost { .. }
+            | FutexJoin { .. }
+            | FutexWake { .. },
             _,
         ) => Some(Order::Release),
         // a try that failed acquires nothing

@@ -6,7 +6,7 @@ use crate::engine::{end_verdict, Config, EndVerdict, ExecError, Executor, SlotSt
 use crate::event::{Event, Op, Pending, Reply, ThreadId};
 use crate::results::{Counterexample, ErrorKind, Outcome, Step, ThreadInfo};
 
-use super::objects::{may_only_read, BUSY};
+use super::objects::{may_only_read, BUSY, WAKE_BUSY};
 use super::{deadlock_message, hang_message, le_value, livelock_message, stopped};
 
 fn differs(step: usize) -> ExecError {
@@ -160,7 +160,9 @@ fn stuck(snap: &Snapshot, last: &[Option<(Pending, u64)>]) -> Option<(ErrorKind,
                     return None;
                 }
             }
-            (op, Some((_, reply))) if may_only_read(&op) && reply == BUSY => awaiting.push(s),
+            (op, Some((_, reply))) if may_only_read(&op) && matches!(reply, BUSY | WAKE_BUSY) => {
+                awaiting.push(s)
+            }
             (op, Some(_)) if op.is_load() => {
                 awaiting.push(s);
                 spinning = true;
