@@ -19,6 +19,18 @@ pub fn read_key(script: usize, index: usize) -> u32 {
 
 /// The graph engine's reply to a lock that must wait (runtime/sync.c `SMC_BUSY`).
 const GRAPH_BUSY: u64 = 1;
+/// And to a futex wake that must wait (`SMC_WAKE_BUSY`).
+const GRAPH_WAKE_BUSY: u64 = 1 << 32;
+
+/// A futex wait under the graph engine, after it took the futex: the word's load, joining the
+/// waiters (or not), the wait for a wake.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FutexStep {
+    None,
+    Read,
+    Join(bool),
+    Woken,
+}
 
 /// Main (thread 0) spawns one thread per script, joins them all, then checks and exits.
 pub struct Mock {
@@ -30,6 +42,9 @@ pub struct Mock {
     /// Per slot: the futex word it waits on (its wait found the expected value), until its
     /// wait returns (`Op::FutexWoken`, the next operation it stops at).
     waiting: Vec<Option<TargetAddr>>,
+    /// Per slot, under the graph engine: where its futex wait is (runtime/sync.c's
+    /// `futex_wait_graph`), after the futex was taken.
+    futex: Vec<FutexStep>,
     prev: Vec<Option<Executed>>,
     main_pos: usize,
     pub executions: u32,
@@ -147,6 +162,7 @@ impl Mock {
             mem: HashMap::new(),
             slots: Vec::new(),
             waiting: Vec::new(),
+            futex: Vec::new(),
             prev: Vec::new(),
             main_pos: 0,
             executions: 0,
@@ -180,6 +196,17 @@ impl Mock {
             return Some(Op::FutexWoken { addr, timed: false });
         }
         let (script, pos, _) = self.slots[slot];
+        if let (Some(s), step) = (script, self.futex[slot]) {
+            if let Some(&(Op::FutexWait { addr, .. }, _)) = self.scripts[s].get(pos.wrapping_sub(1))
+            {
+                match step {
+                    FutexStep::None => {}
+                    FutexStep::Read => return Some(Op::Load { addr, size: 4 }),
+                    FutexStep::Join(waits) => return Some(Op::FutexJoin { addr, waits }),
+                    FutexStep::Woken => return Some(Op::FutexWoken { addr, timed: false }),
+                }
+            }
+        }
         match script {
             None => Some(self.main_op()),
             Some(s) => {
@@ -234,6 +261,7 @@ impl Executor for Mock {
         self.reads.clear();
         self.slots = vec![(None, 0, 0)];
         self.waiting = vec![None];
+        self.futex = vec![FutexStep::None];
         self.prev = vec![None];
         self.main_pos = 0;
         Ok(self.snapshot(None))
@@ -307,6 +335,38 @@ impl Executor for Mock {
 }
 
 impl Mock {
+    /// A futex operation under the graph engine (runtime/sync.c's `futex_wait_graph`): the
+    /// state after it (`None`: not one).
+    fn futex_step(&mut self, i: usize, op: Op, reply: &Reply) -> Option<Snapshot> {
+        let step = self.futex[i];
+        match op {
+            Op::FutexWait { .. } if reply.value == GRAPH_BUSY => {}
+            Op::FutexWait { .. } => self.futex[i] = FutexStep::Read,
+            Op::Load { addr, .. } if step == FutexStep::Read => {
+                let v = match &reply.patch {
+                    Some((_, b)) => u32::from_le_bytes(b[..4].try_into().unwrap()) as u64,
+                    None => self.mem.get(&addr.0).copied().unwrap_or(0),
+                };
+                let (s, pos, _) = self.slots[i];
+                let expected = match s.and_then(|s| self.scripts[s].get(pos - 1)) {
+                    Some(&(Op::FutexWait { expected, .. }, _)) => expected,
+                    _ => 0,
+                };
+                self.futex[i] = FutexStep::Join(v as u32 == expected);
+                self.prev[i] = Some(read_only(v));
+            }
+            Op::FutexJoin { waits: true, .. } => self.futex[i] = FutexStep::Woken,
+            Op::FutexWoken { .. } if reply.value == GRAPH_BUSY => {}
+            Op::FutexWake { .. } if reply.value == GRAPH_WAKE_BUSY => {}
+            Op::FutexJoin { .. } | Op::FutexWoken { .. } | Op::FutexWake { .. } => {
+                self.futex[i] = FutexStep::None;
+                self.slots[i].1 += 1;
+            }
+            _ => return None,
+        }
+        Some(self.snapshot(None))
+    }
+
     /// What slot `i`'s load of `size` bytes at `addr` reads: each 4-byte word the engine's
     /// patch covers from it, the others from memory (observed, when reads are, for a script's
     /// thread).
@@ -372,6 +432,11 @@ impl Mock {
             // the graph engine found the object taken: the runtime asks again (the same step)
             return Ok(self.snapshot(None));
         }
+        if self.graph {
+            if let Some(snap) = self.futex_step(i, op, reply) {
+                return Ok(snap);
+            }
+        }
         match op {
             Op::Load { addr, size } => {
                 let v = self.seen(i, addr.0, size, reply);
@@ -405,6 +470,7 @@ impl Mock {
                 let script = self.main_pos;
                 self.slots.push((Some(script), 0, slot));
                 self.waiting.push(None);
+                self.futex.push(FutexStep::None);
                 self.prev.push(None);
             }
             Op::FutexWait { addr, expected, .. } => {
