@@ -593,6 +593,32 @@ mod tests {
         dependencies(&section)
     }
 
+    /// gcc's compare-exchange loop with acquire (`lwarx; cmpwi; bne out; stwcx.; bne loop;
+    /// out: isync`): both ways to the isync branched on the lwarx's value, so what follows
+    /// depends on it by control+isync.
+    #[test]
+    fn a_compare_exchange_acquires_by_control_and_isync() {
+        let code = [
+            0x3882_815c, // 1000 addi r4,r2,-32420
+            0x3940_0001, // 1004 li r10,1
+            0x7c00_04ac, // 1008 hwsync
+            0x7d20_2028, // 100c lwarx r9,0,r4
+            0x2c09_0000, // 1010 cmpwi r9,0
+            0x4082_000c, // 1014 bne 1020
+            0x7d40_212d, // 1018 stwcx. r10,0,r4
+            0x4082_fff0, // 101c bne 100c
+            0x4c00_012c, // 1020 isync
+            0x4082_0010, // 1024 bne 1034
+            0x8122_8160, // 1028 lwz r9,-32416(r2)
+            0x3929_0001, // 102c addi r9,r9,1
+            0x9122_8160, // 1030 stw r9,-32416(r2)
+            0x4e80_0020, // 1034 blr
+        ];
+        let d = analyse(&code, 14);
+        let at = |a: u64| d.get(&a).cloned().unwrap_or_default();
+        assert_eq!(at(0x1028).ctrlisync, vec![0x100c]);
+    }
+
     /// A store-conditional's CR0 comes from the registers it reads (herd's dataflow): a branch
     /// on it depends on the load-reserve when the value stored came from it, not otherwise.
     #[test]
