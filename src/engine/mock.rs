@@ -343,10 +343,7 @@ impl Mock {
             Op::FutexWait { .. } if reply.value == GRAPH_BUSY => {}
             Op::FutexWait { .. } => self.futex[i] = FutexStep::Read,
             Op::Load { addr, .. } if step == FutexStep::Read => {
-                let v = match &reply.patch {
-                    Some((_, b)) => u32::from_le_bytes(b[..4].try_into().unwrap()) as u64,
-                    None => self.mem.get(&addr.0).copied().unwrap_or(0),
-                };
+                let v = self.word_seen(addr.0, 0, reply);
                 let (s, pos, _) = self.slots[i];
                 let expected = match s.and_then(|s| self.scripts[s].get(pos - 1)) {
                     Some(&(Op::FutexWait { expected, .. }, _)) => expected,
@@ -367,19 +364,24 @@ impl Mock {
         Some(self.snapshot(None))
     }
 
+    /// The `k`th 4-byte word of a load at `addr`: the engine's patch where it covers it, else
+    /// memory.
+    fn word_seen(&self, addr: u64, k: usize, reply: &Reply) -> u64 {
+        match &reply.patch {
+            Some((mask, bytes)) if mask >> (4 * k) & 0xf != 0 => {
+                u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap()) as u64
+            }
+            _ => self.mem.get(&(addr + 4 * k as u64)).copied().unwrap_or(0),
+        }
+    }
+
     /// What slot `i`'s load of `size` bytes at `addr` reads: each 4-byte word the engine's
     /// patch covers from it, the others from memory (observed, when reads are, for a script's
     /// thread).
     fn seen(&mut self, i: usize, addr: u64, size: u32, reply: &Reply) -> u64 {
         let mut v = 0;
-        for (k, at) in (0..size.div_ceil(4) as usize).map(|k| (k, addr + 4 * k as u64)) {
-            let word = match &reply.patch {
-                Some((mask, bytes)) if mask >> (4 * k) & 0xf != 0 => {
-                    u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap()) as u64
-                }
-                _ => self.mem.get(&at).copied().unwrap_or(0),
-            };
-            v |= word << (32 * k);
+        for k in 0..size.div_ceil(4) as usize {
+            v |= self.word_seen(addr, k, reply) << (32 * k);
         }
         if let (true, Some(script)) = (self.observe_reads, self.slots[i].0) {
             self.reads.push((read_key(script, self.slots[i].1 - 1), v));

@@ -741,16 +741,7 @@ impl Trust<'_> {
             if awaiting(g, thread, ran, &p).is_some() {
                 continue;
             }
-            let enabled = match p.op {
-                Op::Join { slot: s } => matches!(
-                    snap.slots.get(s as usize).map(|v| &v.state),
-                    Some(SlotState::Exited)
-                ),
-                ref op if op.exits_last() => (0..snap.slots.len() as u32)
-                    .all(|s| s == slot || Some(s) == but || stopped(snap, s).is_none()),
-                _ => true,
-            };
-            if enabled && best.as_ref().is_none_or(|b| thread < b.1) {
+            if can_run(snap, slot, &p.op, but) && best.as_ref().is_none_or(|b| thread < b.1) {
                 best = Some((slot, thread, p));
             }
         }
@@ -851,6 +842,20 @@ pub(super) fn livelock_message(slots: &[u32]) -> String {
         None => String::new(),
     };
     format!("livelock: {names} spin forever re-reading memory that no other thread changes")
+}
+
+/// Can `slot`'s pending `op` run: a join once its thread has exited, the end of the process
+/// once every other thread has (or is `but`)?
+fn can_run(snap: &Snapshot, slot: u32, op: &Op, but: Option<u32>) -> bool {
+    match *op {
+        Op::Join { slot: s } => matches!(
+            snap.slots.get(s as usize).map(|v| &v.state),
+            Some(SlotState::Exited)
+        ),
+        ref op if op.exits_last() => (0..snap.slots.len() as u32)
+            .all(|s| s == slot || Some(s) == but || stopped(snap, s).is_none()),
+        _ => true,
+    }
 }
 
 fn stopped(snap: &Snapshot, slot: u32) -> Option<Pending> {

@@ -195,14 +195,8 @@ fn transition(op: &Op, state: u64, cx: Context) -> Result<Outcome, ExecError> {
                 outcome(Wait, BUSY)
             }
         }
-        CondSignal { .. } => {
-            // the waiter it wakes: the choice'th (none waits: the state stays)
-            let mut waiters = state;
-            for _ in 0..cx.choice {
-                waiters &= waiters.wrapping_sub(1);
-            }
-            outcome(Write(state & !(waiters & waiters.wrapping_neg())), 0)
-        }
+        // the waiter it wakes: the choice'th (none waits: the state stays)
+        CondSignal { .. } => outcome(Write(without_waiter(state, cx.choice)), 0),
         CondBroadcast { .. } => outcome(Write(0), 0),
         RwRdLock { .. } if state & WRITER == 0 => outcome(Write(state + 1), 0),
         RwWrLock { .. } if state == 0 => outcome(Write(WRITER), 0),
@@ -259,12 +253,7 @@ fn transition(op: &Op, state: u64, cx: Context) -> Result<Outcome, ExecError> {
             if count >= n {
                 outcome(Write(0), n as u64)
             } else if count == 1 {
-                // the waiter it wakes: the choice'th
-                let mut waiters = state;
-                for _ in 0..cx.choice {
-                    waiters &= waiters.wrapping_sub(1);
-                }
-                outcome(Write(state & !(waiters & waiters.wrapping_neg())), 1)
+                outcome(Write(without_waiter(state, cx.choice)), 1)
             } else {
                 return Err(ExecError::Fatal(format!(
                     "the graph engine does not support a futex wake of {count} of {n} waiters \
@@ -278,6 +267,16 @@ fn transition(op: &Op, state: u64, cx: Context) -> Result<Outcome, ExecError> {
             ))
         }
     })
+}
+
+/// The waiters `state` without its `choice`'th (counting from the lowest bit; none left: as
+/// it is).
+fn without_waiter(state: u64, choice: u32) -> u64 {
+    let mut waiters = state;
+    for _ in 0..choice {
+        waiters &= waiters.wrapping_sub(1);
+    }
+    state & !(waiters & waiters.wrapping_neg())
 }
 
 /// A futex waiter's bit (the last bit is the futex's lock).

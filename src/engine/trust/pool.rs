@@ -57,7 +57,7 @@ impl Pool {
     /// Once the exploration is over: the pool to explore again with if a worker cut a piece
     /// of memory (what was explored took it whole), with the pieces known.
     pub fn again(&self) -> Option<Pool> {
-        if !self.cut.load(std::sync::atomic::Ordering::SeqCst) {
+        if !self.was_cut() {
             return None;
         }
         let workers = self.state.lock().unwrap().workers;

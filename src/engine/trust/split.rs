@@ -13,7 +13,7 @@ use crate::graph::{EventId, Graph, Label, Piece};
 
 use super::pieces::Split;
 use super::revisit::set_source;
-use super::step::{label_of, reply_to};
+use super::step::reply_to;
 use super::{le_value, Trust};
 
 /// The reply to a load whose access is the `count` read pieces from `first` on: each piece's
@@ -234,10 +234,7 @@ impl Trust<'_> {
                     .as_ref()
                     .and_then(|b| b.get(off..off + size as usize));
                 if let Some(before) = before.map(StoreBytes::from) {
-                    if !self.memory.before.contains_key(&addr) {
-                        self.script.note_initial(addr, &before);
-                        self.memory.before.insert(addr, before);
-                    }
+                    self.note_replaced(addr, before);
                 }
             }
         } else {
@@ -263,10 +260,10 @@ impl Trust<'_> {
         };
         let store = matches!(p.op, Op::Store { .. } | Op::RmwStore { .. });
         let load = matches!(p.op, Op::Load { .. } | Op::RmwLoad { .. });
-        let access = label_of(&p.op, &[]).ok().flatten().and_then(|l| l.access());
-        let Some(split) = access
-            .filter(|_| store || load)
-            .and_then(|(addr, size)| self.pieces.known(addr, size))
+        let Some(split) =
+            p.op.data()
+                .filter(|_| store || load)
+                .and_then(|(addr, size)| self.pieces.known(addr.0, size))
         else {
             return Ok(None);
         };
@@ -300,16 +297,7 @@ impl Trust<'_> {
             }
             let next = (0..snap.slots.len() as u32).find_map(|slot| {
                 let p = super::stopped(&snap, slot)?;
-                let ready = match p.op {
-                    Op::Join { slot: s } => matches!(
-                        snap.slots.get(s as usize).map(|v| &v.state),
-                        Some(crate::engine::SlotState::Exited)
-                    ),
-                    ref op if op.exits_last() => (0..snap.slots.len() as u32)
-                        .all(|s| s == slot || super::stopped(&snap, s).is_none()),
-                    _ => true,
-                };
-                ready.then_some((slot, p))
+                super::can_run(&snap, slot, &p.op, None).then_some((slot, p))
             });
             let Some((slot, p)) = next else {
                 break;
@@ -333,9 +321,8 @@ impl Trust<'_> {
             if !plain || self.script.take(slot, &Reply::default()).is_err() {
                 break;
             }
-            if let Some((addr, size)) = label_of(&p.op, &[]).ok().flatten().and_then(|l| l.access())
-            {
-                let _ = self.pool.add_access(addr, size);
+            if let Some((addr, size)) = p.op.data() {
+                let _ = self.pool.add_access(addr.0, size);
             }
             snap = match self.exec.step(slot, &Reply::default()) {
                 Ok(s) => s,
@@ -374,24 +361,26 @@ impl Trust<'_> {
         Err(ExecError::Fatal(format!(
             "the graph engine does not support memory that threads share where one access \
              takes it whole, atomically, and another only in part yet (at {addr:#x}{})",
-            if self.model.graph_only() {
-                ""
-            } else {
-                "; use --engine interleaving"
-            }
+            self.instead()
         )))
+    }
+
+    /// What to use instead where the graph engine refuses a program: the interleaving engine,
+    /// if the model has one.
+    fn instead(&self) -> &'static str {
+        if self.model.graph_only() {
+            ""
+        } else {
+            "; use --engine interleaving"
+        }
     }
 
     fn unsupported_split(&self, label: &Label, what: &str) -> ExecError {
         let (addr, size) = label.access().unwrap_or_default();
-        let instead = if self.model.graph_only() {
-            ""
-        } else {
-            "; use --engine interleaving"
-        };
         ExecError::Fatal(format!(
             "the graph engine does not support {what} that other accesses cover in part yet \
-             ({size} bytes at {addr:#x}{instead})"
+             ({size} bytes at {addr:#x}{})",
+            self.instead()
         ))
     }
 }

@@ -158,6 +158,15 @@ impl Trust<'_> {
         })
     }
 
+    /// A store at `addr` wrote over `replaced`: what the location held before the execution's
+    /// first store there, for reads of its initial value.
+    pub(super) fn note_replaced(&mut self, addr: u64, replaced: StoreBytes) {
+        if !self.memory.before.contains_key(&addr) {
+            self.script.note_initial(addr, &replaced);
+            self.memory.before.insert(addr, replaced);
+        }
+    }
+
     /// Runs `slot`'s pending operation `p` as event `e` of `g`; notes a created thread's
     /// slot, a write's bytes, a compare-exchange that wrote, and the step in the trace.
     pub(super) fn step(
@@ -255,13 +264,11 @@ impl Trust<'_> {
                 g.label_mut(e)
             {
                 *bytes = stored;
+                let addr = *addr;
                 if let Some(replaced) = executed.and_then(|x| x.replaced) {
-                    if !self.memory.before.contains_key(addr) {
-                        self.script.note_initial(*addr, &replaced);
-                        self.memory.before.insert(*addr, replaced);
-                    }
+                    self.note_replaced(addr, replaced);
                 }
-                self.memory.last.insert(*addr, e);
+                self.memory.last.insert(addr, e);
             }
         }
         self.trace.push(ev);
