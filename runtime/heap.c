@@ -1,7 +1,12 @@
 /* The heap: the malloc family, interposed to record each block an execution allocates (so
  * that reports can name heap blocks) and to mark how far a worker's heap is in use (so that
  * its restore copies only that far, smc_snapshot_heap_mark). Until libc's functions are
- * known, a static arena serves dlsym's own allocations. */
+ * known, a static arena serves dlsym's own allocations.
+ *
+ * Under the graph engine, the program's own blocks come from its thread's heap (below): their
+ * addresses are then a function of what that thread did, whatever the others did, which a
+ * graph (kept by address, replayed in another order) needs; and no block's memory is reused
+ * within an execution, so each allocation is a location of its own. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
@@ -9,6 +14,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "rt.h"
 #include "snapshot.h"
@@ -75,15 +82,100 @@ static void record_block(void *p, size_t n, uint64_t pc) {
  * buffer holds none (landing later, they would overwrite the allocator's). Not for the C
  * library's and the loader's own blocks (stdio's, a joined thread's TLS), which they free at
  * times that depend on the executor and where the output goes. */
+static int from_libc(uint64_t pc) {
+    return (pc >= libc_lo && pc < libc_hi) || (pc >= ldso_lo && pc < ldso_hi);
+}
+
 static void heap_release(void *p, uint64_t pc) {
-    int from_libc = (pc >= libc_lo && pc < libc_hi) || (pc >= ldso_lo && pc < ldso_hi);
-    if (program_call(pc) && !from_libc && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
-        smc_stop(SMC_OP_HEAP_RELEASE, (uint64_t)(uintptr_t)p, 0, 0, malloc_usable_size(p), pc, 0, 0);
+    if (program_call(pc) && !from_libc(pc) && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
+        smc_stop(SMC_OP_HEAP_RELEASE, (uint64_t)(uintptr_t)p, 0, 0, REAL_FN(malloc_usable_size)(p), pc, 0, 0);
+}
+
+/* ---- threads' heaps (the graph engine): a span per slot, reserved once by the fork server,
+ * handed out from its bottom (a 16-byte header before each block, each block zeroed, so that
+ * what a program reads of memory it did not write does not depend on earlier executions);
+ * freeing marks the block, to catch a double free as glibc does. Not the C library's and the
+ * loader's own blocks: they allocate at times that depend on the schedule (stdio's buffer on
+ * the first print of any thread), which would move the thread's later blocks. A span used up,
+ * or a process without one, falls back to the C library's heap. ---- */
+#define SMC_HEAP_SPAN (128ul << 20)
+#define SMC_HEAP_STEP (1ul << 20)  /* made usable in steps, as the span is used */
+#define BLOCK_LIVE 0x65766c2d636d73ul  /* "smc-lve" */
+#define BLOCK_FREED 0x65657266636d73ul /* "smcfree" */
+struct block_header {
+    uint64_t size;
+    uint64_t state;
+};
+static char *g_heap_area;
+static uint64_t g_heap_used[SMC_MAX_THREADS];  /* this execution's, from the span's bottom */
+static uint64_t g_heap_ready[SMC_MAX_THREADS]; /* usable in this process */
+static uint32_t g_heap_slots;                   /* the slots this execution allocated in */
+
+void reserve_heaps(void) {
+    void *p = mmap(NULL, SMC_HEAP_SPAN * SMC_MAX_THREADS, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_heap_area = p == MAP_FAILED ? NULL : p;
+}
+
+/* An execution starts with every thread's heap empty. */
+void heap_reset(void) {
+    for (uint32_t i = 0; i < g_heap_slots; i++) g_heap_used[i] = 0;
+    g_heap_slots = 0;
+}
+
+static struct block_header *own_block(const void *p) {
+    uint64_t a = (uint64_t)(uintptr_t)p, area = (uint64_t)(uintptr_t)g_heap_area;
+    if (!g_heap_area || a < area + sizeof(struct block_header) || a >= area + SMC_HEAP_SPAN * SMC_MAX_THREADS)
+        return NULL;
+    return (struct block_header *)(uintptr_t)(a - sizeof(struct block_header));
+}
+
+/* A block of the running thread's heap, for a call from `pc`; NULL where the C library's heap
+ * serves it. `align`: a power of two, at least 16. */
+static void *own_alloc(size_t n, size_t align, uint64_t pc) {
+    if (!g_heap_area || !(ch->flags & SMC_FLAG_GRAPH) || !program_call(pc) || from_libc(pc)) return NULL;
+    int slot = t_slot;
+    if (slot < 0 || slot >= SMC_MAX_THREADS || n > SMC_HEAP_SPAN) return NULL;
+    uint64_t base = (uint64_t)(uintptr_t)g_heap_area + (uint64_t)slot * SMC_HEAP_SPAN;
+    uint64_t at = (base + g_heap_used[slot] + sizeof(struct block_header) + align - 1) & ~(uint64_t)(align - 1);
+    uint64_t end = (at + n + 15) & ~(uint64_t)15;
+    if (end > base + SMC_HEAP_SPAN) return NULL;
+    if (end - base > g_heap_ready[slot]) {
+        uint64_t ready = (end - base + SMC_HEAP_STEP - 1) & ~(SMC_HEAP_STEP - 1);
+        if (mprotect((void *)(uintptr_t)(base + g_heap_ready[slot]), ready - g_heap_ready[slot],
+                     PROT_READ | PROT_WRITE) != 0)
+            return NULL;
+        g_heap_ready[slot] = ready;
+    }
+    struct block_header *h = (struct block_header *)(uintptr_t)(at - sizeof *h);
+    h->size = n;
+    h->state = BLOCK_LIVE;
+    memset((void *)(uintptr_t)at, 0, n);
+    g_heap_used[slot] = end - base;
+    if ((uint32_t)slot >= g_heap_slots) g_heap_slots = (uint32_t)slot + 1;
+    return (void *)(uintptr_t)at;
+}
+
+/* What glibc does with a block it did not hand out or that is already free. */
+static void __attribute__((noreturn)) heap_corrupt(const char *msg) {
+    ssize_t r = write(2, msg, strlen(msg));
+    (void)r;
+    abort();
+}
+
+/* Frees a block of a thread's heap (nothing is reused within the execution). */
+static void own_free(struct block_header *h, const char *what) {
+    if (h->state == BLOCK_LIVE) {
+        h->state = BLOCK_FREED;
+        return;
+    }
+    heap_corrupt(h->state == BLOCK_FREED ? "free(): double free detected in tcache 2\n" : what);
 }
 
 EXPORT void *malloc(size_t n) {
     if (!heap_ready()) return boot_alloc(n);
-    void *p = real_malloc(n);
+    void *p = own_alloc(n, 16, CALLER_PC);
+    if (!p) p = real_malloc(n);
     record_block(p, n, CALLER_PC);
     return p;
 }
@@ -91,40 +183,97 @@ EXPORT void *malloc(size_t n) {
 EXPORT void *calloc(size_t a, size_t b) {
     if (b && a > (size_t)-1 / b) return NULL;
     if (!heap_ready()) return boot_alloc(a * b);
-    void *p = real_calloc(a, b);
+    void *p = own_alloc(a * b, 16, CALLER_PC);
+    if (!p) p = real_calloc(a, b);
     record_block(p, a * b, CALLER_PC);
     return p;
 }
 
+EXPORT size_t malloc_usable_size(void *p) {
+    struct block_header *h = own_block(p);
+    if (h) return h->state == BLOCK_LIVE ? h->size : 0;
+    if (!p || in_boot(p)) return p ? *(size_t *)((char *)p - 16) : 0;
+    return REAL_FN(malloc_usable_size)(p);
+}
+
 EXPORT void *realloc(void *q, size_t n) {
-    if (q && in_boot(q)) {
-        size_t old = *(size_t *)((char *)q - 16);
-        void *p = heap_ready() ? real_malloc(n) : boot_alloc(n);
+    uint64_t pc = CALLER_PC;
+    struct block_header *h = own_block(q);
+    if (h || (q && in_boot(q))) {
+        size_t old = h ? h->size : *(size_t *)((char *)q - 16);
+        if (h && h->state != BLOCK_LIVE) heap_corrupt("realloc(): invalid pointer\n");
+        void *p = heap_ready() ? own_alloc(n, 16, pc) : NULL;
+        if (!p) p = heap_ready() ? real_malloc(n) : boot_alloc(n);
+        if (!p && n) return NULL;
         if (p) memcpy(p, q, old < n ? old : n);
-        record_block(p, n, CALLER_PC);
+        if (h) own_free(h, "realloc(): invalid pointer\n");
+        record_block(p, n, pc);
         return p;
     }
     if (!heap_ready()) return q ? NULL : boot_alloc(n);
-    if (q) heap_release(q, CALLER_PC);
-    void *p = real_realloc(q, n);
-    record_block(p, n, CALLER_PC);
+    void *p = own_alloc(n, 16, pc);
+    if (p) {
+        /* a block of the C library's heap moves to the thread's */
+        if (q) {
+            size_t old = REAL_FN(malloc_usable_size)(q);
+            memcpy(p, q, old < n ? old : n);
+            heap_release(q, pc);
+            real_free(q);
+        }
+    } else {
+        if (q) heap_release(q, pc);
+        p = real_realloc(q, n);
+    }
+    record_block(p, n, pc);
     return p;
 }
 
 EXPORT void free(void *p) {
+    struct block_header *h = own_block(p);
+    if (h) {
+        own_free(h, "free(): invalid pointer\n");
+        return;
+    }
     if (!p || in_boot(p) || !heap_ready()) return;
     heap_release(p, CALLER_PC);
     real_free(p);
 }
 
 /* Aligned blocks come from the heap too (not recorded for reports). */
-EXPORT void *memalign(size_t align, size_t n) { return heap_block(REAL_FN(memalign)(align, n), n); }
-EXPORT void *aligned_alloc(size_t align, size_t n) { return heap_block(REAL_FN(aligned_alloc)(align, n), n); }
+static size_t own_align(size_t align) {
+    return align < 16 ? 16 : align;
+}
+static int power_of_two(size_t a) {
+    return a && !(a & (a - 1));
+}
+EXPORT void *memalign(size_t align, size_t n) {
+    void *p = power_of_two(align) ? own_alloc(n, own_align(align), CALLER_PC) : NULL;
+    return p ? p : heap_block(REAL_FN(memalign)(align, n), n);
+}
+EXPORT void *aligned_alloc(size_t align, size_t n) {
+    void *p = power_of_two(align) ? own_alloc(n, own_align(align), CALLER_PC) : NULL;
+    return p ? p : heap_block(REAL_FN(aligned_alloc)(align, n), n);
+}
 EXPORT int posix_memalign(void **out, size_t align, size_t n) {
+    void *p = power_of_two(align) && align % sizeof(void *) == 0 ? own_alloc(n, own_align(align), CALLER_PC) : NULL;
+    if (p) {
+        *out = p;
+        return 0;
+    }
     int r = REAL_FN(posix_memalign)(out, align, n);
     if (r == 0) heap_block(*out, n);
     return r;
 }
-EXPORT void *valloc(size_t n) { return heap_block(REAL_FN(valloc)(n), n); }
-EXPORT void *pvalloc(size_t n) { return heap_block(REAL_FN(pvalloc)(n), (n + 4095) & ~(size_t)4095); }
-
+EXPORT void *valloc(size_t n) {
+    void *p = own_alloc(n, 4096, CALLER_PC);
+    return p ? p : heap_block(REAL_FN(valloc)(n), n);
+}
+EXPORT void *pvalloc(size_t n) {
+    size_t size = (n + 4095) & ~(size_t)4095;
+    void *p = own_alloc(size, 4096, CALLER_PC);
+    return p ? p : heap_block(REAL_FN(pvalloc)(n), size);
+}
+EXPORT void *reallocarray(void *q, size_t a, size_t b) {
+    if (b && a > (size_t)-1 / b) return NULL;
+    return realloc(q, a * b);
+}

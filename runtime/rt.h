@@ -280,6 +280,8 @@ static inline int program_call(uint64_t pc) { return in_execution() && !in_runti
 /* ---- heap.c ---- */
 
 int heap_ready(void);
+void reserve_heaps(void);
+void heap_reset(void);
 
 #pragma GCC visibility pop
 #endif

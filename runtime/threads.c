@@ -233,6 +233,7 @@ static void clear_stack(struct coro *c) {
 /* Start an execution: main as coroutine 0, run until it waits. */
 void co_start(void) {
     restore_if_pending();
+    heap_reset();
     g_exec_over = 0;
     g_exiting = 0;
     g_all_waiting = 0;

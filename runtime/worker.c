@@ -99,6 +99,7 @@ static int smc_main(int argc, char **argv, char **envp) {
     stack_bounds(&g_main_stack_lo, &g_main_stack_hi);
     keep_clocks_at_main();
     reserve_stacks();
+    reserve_heaps();
     g_argc = argc;
     g_argv = argv;
     g_envp = envp;

@@ -384,6 +384,7 @@ impl Trust<'_> {
                 return self.exec.end();
             }
             if let Some(ended) = &snap.ended {
+                self.check_atomic_pieces(&g)?;
                 let verdict = super::end_verdict(ended, self.cfg.allow_exit_status);
                 if let (EndVerdict::Error { kind, message, .. }, Some(slot)) = (&verdict, stepped) {
                     let others = self.next_but(&g, &before, Some(slot)).is_some();
@@ -425,6 +426,7 @@ impl Trust<'_> {
                 .next_but(&g, &snap, last)
                 .or_else(|| self.next_but(&g, &snap, None));
             let Some((slot, p)) = next else {
+                self.check_atomic_pieces(&g)?;
                 // threads that wait in an await loop: if another iteration could read another
                 // write, the graph where the waiting read reads it is visited too (one of its
                 // sources, or a revisit), and this one is redundant; if none could, it spins
@@ -451,8 +453,11 @@ impl Trust<'_> {
                     self.outcome.stats.blocked += 1;
                     return self.exec.end();
                 }
-                // (a lock waiting for a mutex no unlock will free is a deadlock)
-                let spinning = |r: &&EventId| g.event(**r).op.is_none();
+                // (a lock waiting for a mutex no unlock will free is a deadlock: a pthread
+                // lock, or a lock whose wait the runtime models, as Rust std's)
+                let spinning = |r: &&EventId| {
+                    g.event(**r).op.is_none() && g.event(**r).hash != crate::channel::LOCK_WAIT_HASH
+                };
                 if waiting.iter().any(|r| spinning(&r)) {
                     let slots: Vec<u32> = waiting
                         .iter()
@@ -508,7 +513,6 @@ impl Trust<'_> {
                 let Some(split) = self.pieces_of(addr, size) else {
                     return self.learn_pieces(snap);
                 };
-                self.check_atomic_piece(&g, thread, addr)?;
                 if split.len() > 1 {
                     // (one step however many pieces: the step bound counts operations)
                     added = None;
