@@ -149,6 +149,19 @@ pub struct GraphEvent {
     /// Which piece of its operation's access it is, where the access spans several pieces
     /// of memory (one event each, in address order: [`crate::engine::trust`]'s `pieces`).
     pub piece: Option<Piece>,
+    /// A locked instruction that may only read (x86's `lock cmpxchg` that finds another
+    /// value): a full barrier whatever it did.
+    pub locked: bool,
+    /// A compare-exchange that wrote: the value it compared with (what it read), which tells
+    /// whether it still writes when a revisit gives it another write to read.
+    pub expected: Option<StoreBytes>,
+}
+
+impl GraphEvent {
+    /// Orders everything before it with everything after it in its thread, under any model.
+    pub fn is_barrier(&self) -> bool {
+        self.label.is_barrier() || self.locked
+    }
 }
 
 /// The `index`th of the `count` events of an access that spans several pieces of memory;
@@ -358,6 +371,8 @@ impl Graph {
             op: None,
             choice: None,
             piece: None,
+            locked: false,
+            expected: None,
         };
         let evs = &mut self.threads[e.thread as usize];
         match evs.get_mut(e.index as usize) {

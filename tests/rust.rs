@@ -199,3 +199,39 @@ fn rust_mpsc_pipeline_is_correct() {
         );
     }
 }
+
+/// Rust std's threads, mutexes, condition variables, parking and channels under ra: the
+/// verdicts they have under sc (and under tso, for store buffering, which ra allows too),
+/// with a panic's own message. Each allocation is a location of its own (std reuses a freed
+/// block for an object of another layout), and a record read whole after its fields were
+/// written one by one is taken in pieces where nothing races with it.
+#[test]
+fn rust_programs_under_ra() {
+    let scratch = Scratch::new("rust-ra");
+    for (name, verdict, message) in [
+        ("rust_store_buffering.rs", "error", Some("both read 0")),
+        ("rust_lost_update.rs", "error", Some("lost update")),
+        ("rust_channel_sum.rs", "error", Some("wrong sum")),
+        (
+            "rust_mutex_waits.rs",
+            "error",
+            Some("main took the lock after the child"),
+        ),
+        ("rust_lock_order.rs", "error", None),
+        ("rust_park.rs", "ok", None),
+        ("rust_mutex_condvar.rs", "ok", None),
+        ("rust_vec_growth.rs", "ok", None),
+        ("rust_mutex_counter.rs", "ok", None),
+    ] {
+        let bin = rustc(&scratch, name);
+        let r = check(&bin, "ra", &[]);
+        assert_eq!(r.verdict(), verdict, "{name}\n{}{}", r.stdout, r.stderr);
+        if let Some(m) = message {
+            let got = r.error_message();
+            assert!(
+                got.contains(" panicked at ") && got.contains(m),
+                "{name}: {got}"
+            );
+        }
+    }
+}

@@ -449,13 +449,7 @@ fn explore_from(
                 }
                 cx.heap = exec.heap_blocks();
                 cx.output = exec.output();
-                let tail = cx.output.as_ref().map(|o| o.tail.as_slice());
-                let explained = match cx.kind {
-                    ErrorKind::Panic => tail.and_then(panic_message),
-                    _ if cx.signal == Some(libc::SIGABRT) => tail.and_then(uncaught_exception),
-                    _ => None,
-                };
-                if let Some(m) = explained {
+                if let Some(m) = own_report(&cx.kind, cx.signal, cx.output.as_ref()) {
                     cx.message = m;
                 }
                 match o
@@ -837,7 +831,8 @@ mod sections;
 mod split_top;
 
 use history::{word_masks, WordHistory};
-use reports::{le_value, names, panic_message, uncaught_exception};
+pub(super) use reports::own_report;
+use reports::{le_value, names};
 pub(super) use reports::{renumber, signal_name};
 use sections::{Asleep, SectionBody};
 use split_top::Splitting;

@@ -46,6 +46,9 @@ pub struct Mock {
     /// `futex_wait_graph`), after the futex was taken.
     futex: Vec<FutexStep>,
     prev: Vec<Option<Executed>>,
+    /// Per slot: what its last load or compare-exchange read (a compare-exchange's expected
+    /// value).
+    last_read: Vec<u64>,
     main_pos: usize,
     pub executions: u32,
     /// Stores are buffered by the engine (TSO, PSO): they do not write memory themselves.
@@ -94,6 +97,18 @@ impl Lcg {
             .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
+}
+
+/// A compare-exchange (a locked `cmpxchg`): if the word holds what its thread's last load
+/// or compare-exchange read, adds `v` to it.
+pub fn compare_exchange(a: u64, v: u64) -> (Op, u64) {
+    (
+        Op::Cas {
+            addr: TargetAddr(a),
+            size: 4,
+        },
+        v,
+    )
 }
 
 /// Atomically adds `v` (a locked `xadd`).
@@ -164,6 +179,7 @@ impl Mock {
             waiting: Vec::new(),
             futex: Vec::new(),
             prev: Vec::new(),
+            last_read: Vec::new(),
             main_pos: 0,
             executions: 0,
             buffered: false,
@@ -263,6 +279,7 @@ impl Executor for Mock {
         self.waiting = vec![None];
         self.futex = vec![FutexStep::None];
         self.prev = vec![None];
+        self.last_read = vec![0];
         self.main_pos = 0;
         Ok(self.snapshot(None))
     }
@@ -442,7 +459,25 @@ impl Mock {
         match op {
             Op::Load { addr, size } => {
                 let v = self.seen(i, addr.0, size, reply);
+                self.last_read[i] = v;
                 self.prev[i] = Some(read_only(v));
+            }
+            Op::Cas { addr, .. } => {
+                let old = self.seen(i, addr.0, 4, reply);
+                let expected = std::mem::replace(&mut self.last_read[i], old);
+                self.prev[i] = Some(if old == expected {
+                    let new = (old + value) & 0xffff_ffff;
+                    let (stored, replaced) = self.capture(addr.0, 4, new);
+                    Executed {
+                        wrote: true,
+                        read: Some(old),
+                        written: Some(new),
+                        stored,
+                        replaced,
+                    }
+                } else {
+                    read_only(old)
+                });
             }
             Op::Store { addr, size } => {
                 // with store buffers the engine commits it later
@@ -474,6 +509,7 @@ impl Mock {
                 self.waiting.push(None);
                 self.futex.push(FutexStep::None);
                 self.prev.push(None);
+                self.last_read.push(0);
             }
             Op::FutexWait { addr, expected, .. } => {
                 // the runtime compares the word; the engine queues the thread when equal

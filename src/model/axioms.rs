@@ -130,7 +130,7 @@ fn global(g: &Graph, preserved: Preserved) -> bool {
                 from.push(last_write);
             }
             from.into_iter().flatten().for_each(|f| rel.add(f, here));
-            if label.is_barrier() {
+            if ev.is_barrier() {
                 match preserved {
                     Preserved::AllButWriteRead => {
                         last_write.into_iter().for_each(|w| rel.add(w, here))

@@ -3,7 +3,7 @@
 //! says.
 
 use crate::event::{Op, ThreadId};
-use crate::results::Counterexample;
+use crate::results::{Counterexample, ErrorKind, Output};
 
 /// The threads in the order they appear (main first): the numbering of a counterexample.
 fn by_appearance(seen: impl Iterator<Item = ThreadId>) -> Vec<ThreadId> {
@@ -59,6 +59,21 @@ pub(super) fn uncaught_exception(output: &[u8]) -> Option<String> {
         (Some(t), None) => format!("uncaught exception {t} (std::terminate)"),
         _ => "std::terminate called without an active exception".to_string(),
     })
+}
+
+/// What the program itself said of its death, from the tail of its output: a Rust panic's
+/// message, or C++'s std::terminate's (an abort), for an error's message.
+pub(in crate::engine) fn own_report(
+    kind: &ErrorKind,
+    signal: Option<i32>,
+    output: Option<&Output>,
+) -> Option<String> {
+    let tail = output.map(|o| o.tail.as_slice());
+    match kind {
+        ErrorKind::Panic => tail.and_then(panic_message),
+        _ if signal == Some(libc::SIGABRT) => tail.and_then(uncaught_exception),
+        _ => None,
+    }
 }
 
 /// A Rust panic as std's default hook reports it: `thread 'main' (1234) panicked at

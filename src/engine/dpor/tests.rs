@@ -118,19 +118,19 @@ fn lock_order_inversion_deadlocks() {
 fn panics_and_uncaught_exceptions_are_read_from_the_output() {
     let panic = b"x\nthread 'main' (20406) panicked at sb.rs:9:5:\nboth read 0\nnote: run with `RUST_BACKTRACE=1`\n";
     assert_eq!(
-        super::panic_message(panic).as_deref(),
+        super::reports::panic_message(panic).as_deref(),
         Some("thread 'main' panicked at sb.rs:9:5: both read 0")
     );
     let old = b"thread '<unnamed>' panicked at src/lib.rs:3:1:\nboom\n";
     assert_eq!(
-        super::panic_message(old).as_deref(),
+        super::reports::panic_message(old).as_deref(),
         Some("thread '<unnamed>' panicked at src/lib.rs:3:1: boom")
     );
     let thrown =
         b"terminate called after throwing an instance of 'std::runtime_error'\n  what():  boom\n";
     assert_eq!(
-        super::uncaught_exception(thrown).as_deref(),
+        super::reports::uncaught_exception(thrown).as_deref(),
         Some("uncaught exception std::runtime_error: boom (std::terminate)")
     );
-    assert_eq!(super::panic_message(b"all fine\n"), None);
+    assert_eq!(super::reports::panic_message(b"all fine\n"), None);
 }

@@ -554,6 +554,7 @@ impl Trust<'_> {
             };
             let e = g.add_at(at, label, p.pc, p.hash);
             g.event_mut(e).skipped = p.skipped;
+            g.event_mut(e).locked = matches!(p.op, Op::Cas { .. }) && conditional.is_none();
             if answered(&p.op) {
                 g.event_mut(e).op = Some(p.op);
                 // an update's order is known now (a revisit may keep it before its step runs)

@@ -6,6 +6,8 @@ use crate::graph::{EventId, Graph, Label};
 use crate::results::{Counterexample, ErrorKind, Step, ThreadInfo};
 
 use super::{stopped, Snapshot, Trust, FENCE_LOCATION};
+use crate::engine::dpor::own_report;
+use crate::engine::{end_verdict, EndVerdict};
 use crate::event::ThreadId;
 
 impl Trust<'_> {
@@ -18,6 +20,12 @@ impl Trust<'_> {
         kind: ErrorKind,
         message: String,
     ) {
+        let output = self.exec.output();
+        let signal = match snap.ended.as_ref().map(|e| end_verdict(e, true)) {
+            Some(EndVerdict::Error { signal, .. }) => signal,
+            _ => None,
+        };
+        let message = own_report(&kind, signal, output.as_ref()).unwrap_or(message);
         let found = (0, self.outcome.stats.executions);
         if let Some((_, n)) = self
             .outcome
@@ -86,7 +94,7 @@ impl Trust<'_> {
             replies: self.replies.iter().map(|(_, r)| r.clone()).collect(),
             buffered: false,
             heap: self.exec.heap_blocks(),
-            output: self.exec.output(),
+            output,
             found,
         };
         crate::engine::dpor::renumber(&mut c);

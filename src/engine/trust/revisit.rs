@@ -183,6 +183,9 @@ impl Trust<'_> {
                 Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = Some(a),
                 _ => unreachable!(),
             }
+            if !still_writes(&mut h, r, a) {
+                continue;
+            }
             if h.label(r).writes() && self.model.enumerates_coherence() {
                 h.unplace(r);
             }
@@ -217,6 +220,28 @@ impl Trust<'_> {
             }
         }
     }
+}
+
+/// A compare-exchange `r` that wrote, revisited by `a`: whether it still writes, comparing
+/// `a`'s value with the one it expects; one that now fails is a read (false: a graph where
+/// another event read from it, which has no such graph).
+fn still_writes(h: &mut Graph, r: EventId, a: EventId) -> bool {
+    let Some(expected) = &h.event(r).expected else {
+        return true;
+    };
+    if h.label(a).written() == Some(expected) {
+        return true;
+    }
+    let Label::Update { addr, size, rf, .. } = h.label(r).clone() else {
+        return true;
+    };
+    if h.events().any(|e| h.label(e).rf() == Some(Some(r))) {
+        return false;
+    }
+    h.unplace(r);
+    *h.label_mut(r) = Label::Read { addr, size, rf };
+    h.event_mut(r).expected = None;
+    true
 }
 
 /// The first place in `addr`'s coherence order that write `w` may take in any model with

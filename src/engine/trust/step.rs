@@ -231,13 +231,19 @@ impl Trust<'_> {
         }
         let executed = snap.slots.get(slot as usize).and_then(|v| v.prev.clone());
         let wrote = executed.as_ref().is_some_and(|x| x.wrote);
-        if let (Op::Cas { .. }, Label::Read { addr, size, rf }, true) = (&p.op, g.label(e), wrote) {
+        if let (Op::Cas { .. }, &Label::Read { addr, size, rf }, true) = (&p.op, g.label(e), wrote)
+        {
             *g.label_mut(e) = Label::Update {
-                addr: *addr,
-                size: *size,
-                rf: *rf,
+                addr,
+                size,
+                rf,
                 bytes: StoreBytes::new(),
             };
+            // (what it read is what it compared with; a 16-byte one's is not reported)
+            let size = size as usize;
+            let read = executed.as_ref().and_then(|x| x.read).filter(|_| size <= 8);
+            g.event_mut(e).expected =
+                read.map(|v| StoreBytes::from_slice(&v.to_le_bytes()[..size]));
             self.converted = Some(e);
         }
         let mut ev = Event::from_pending(ThreadId(e.thread), p);

@@ -499,3 +499,23 @@ fn semaphores_as_the_interleaving_engine() {
     }
     assert!(deadlocks > 10, "{deadlocks} programs deadlock");
 }
+
+/// Compare-exchanges of a counter, each expecting what its thread last read: one execution
+/// per consistent graph (the counts of every interleaving's reads-from and coherence order,
+/// a compare-exchange that fails only reading), as many when a failed one's thread is replayed
+/// with the write it failed on, or a successful one is revisited by a write it does not expect.
+#[test]
+fn compare_exchanges_explore_each_graph_once() {
+    use super::super::mock::compare_exchange;
+    let increments = |n: usize| {
+        let thread: Vec<_> = (0..n)
+            .flat_map(|_| [load(X), compare_exchange(X, 1)])
+            .collect();
+        vec![thread.clone(), thread]
+    };
+    for (n, want) in [(1, 4), (2, 26), (3, 192)] {
+        for model in [&Sc as &dyn Model, &TSO, &PSO] {
+            assert_eq!(count(increments(n), model).0, want, "{n} {}", model.name());
+        }
+    }
+}
