@@ -98,8 +98,16 @@ static void heap_release(void *p, uint64_t pc) {
  * loader's own blocks: they allocate at times that depend on the schedule (stdio's buffer on
  * the first print of any thread), which would move the thread's later blocks. A span used up,
  * or a process without one, falls back to the C library's heap. ---- */
+#if defined(__powerpc64__)
+/* qemu-user keeps a descriptor per guest page mapped, reserved or not, and copies them at
+ * every fork: a smaller reservation, for the first slots only */
+#define SMC_HEAP_SPAN (8ul << 20)
+#define SMC_HEAP_SLOTS 32
+#else
 #define SMC_HEAP_SPAN (128ul << 20)
-#define SMC_HEAP_STEP (1ul << 20)  /* made usable in steps, as the span is used */
+#define SMC_HEAP_SLOTS SMC_MAX_THREADS
+#endif
+#define SMC_HEAP_STEP (1ul << 20) /* made usable in steps, as the span is used */
 #define BLOCK_LIVE 0x65766c2d636d73ul  /* "smc-lve" */
 #define BLOCK_FREED 0x65657266636d73ul /* "smcfree" */
 struct block_header {
@@ -107,12 +115,13 @@ struct block_header {
     uint64_t state;
 };
 static char *g_heap_area;
-static uint64_t g_heap_used[SMC_MAX_THREADS];  /* this execution's, from the span's bottom */
-static uint64_t g_heap_ready[SMC_MAX_THREADS]; /* usable in this process */
+static uint64_t g_heap_used[SMC_HEAP_SLOTS];  /* this execution's, from the span's bottom */
+static uint64_t g_heap_ready[SMC_HEAP_SLOTS]; /* usable in this process */
 static uint32_t g_heap_slots;                   /* the slots this execution allocated in */
 
 void reserve_heaps(void) {
-    void *p = mmap(NULL, SMC_HEAP_SPAN * SMC_MAX_THREADS, PROT_NONE,
+    if (!(ch->flags & SMC_FLAG_GRAPH)) return;
+    void *p = mmap(NULL, SMC_HEAP_SPAN * SMC_HEAP_SLOTS, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     g_heap_area = p == MAP_FAILED ? NULL : p;
 }
@@ -125,7 +134,7 @@ void heap_reset(void) {
 
 static struct block_header *own_block(const void *p) {
     uint64_t a = (uint64_t)(uintptr_t)p, area = (uint64_t)(uintptr_t)g_heap_area;
-    if (!g_heap_area || a < area + sizeof(struct block_header) || a >= area + SMC_HEAP_SPAN * SMC_MAX_THREADS)
+    if (!g_heap_area || a < area + sizeof(struct block_header) || a >= area + SMC_HEAP_SPAN * SMC_HEAP_SLOTS)
         return NULL;
     return (struct block_header *)(uintptr_t)(a - sizeof(struct block_header));
 }
@@ -135,7 +144,7 @@ static struct block_header *own_block(const void *p) {
 static void *own_alloc(size_t n, size_t align, uint64_t pc) {
     if (!g_heap_area || !(ch->flags & SMC_FLAG_GRAPH) || !program_call(pc) || from_libc(pc)) return NULL;
     int slot = t_slot;
-    if (slot < 0 || slot >= SMC_MAX_THREADS || n > SMC_HEAP_SPAN) return NULL;
+    if (slot < 0 || slot >= SMC_HEAP_SLOTS || n > SMC_HEAP_SPAN) return NULL;
     uint64_t base = (uint64_t)(uintptr_t)g_heap_area + (uint64_t)slot * SMC_HEAP_SPAN;
     uint64_t at = (base + g_heap_used[slot] + sizeof(struct block_header) + align - 1) & ~(uint64_t)(align - 1);
     uint64_t end = (at + n + 15) & ~(uint64_t)15;
