@@ -76,16 +76,17 @@ static void record_block(void *p, size_t n, uint64_t pc) {
     ch->blocks[k].pc = pc;
 }
 
+/* A call from the C library's or the loader's own code. */
+static int from_libc(uint64_t pc) {
+    return (pc >= libc_lo && pc < libc_hi) || (pc >= ldso_lo && pc < ldso_hi);
+}
+
 /* Under store buffers, the thread's own stores into a block it frees or reallocates reach
  * memory before the library writes (or copies) the block, as on the processor, where the
  * library's writes queue behind them: a stop that the engine lets through once the thread's
  * buffer holds none (landing later, they would overwrite the allocator's). Not for the C
  * library's and the loader's own blocks (stdio's, a joined thread's TLS), which they free at
  * times that depend on the executor and where the output goes. */
-static int from_libc(uint64_t pc) {
-    return (pc >= libc_lo && pc < libc_hi) || (pc >= ldso_lo && pc < ldso_hi);
-}
-
 static void heap_release(void *p, uint64_t pc) {
     if (program_call(pc) && !from_libc(pc) && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
         smc_stop(SMC_OP_HEAP_RELEASE, (uint64_t)(uintptr_t)p, 0, 0, REAL_FN(malloc_usable_size)(p), pc, 0, 0);
@@ -142,7 +143,8 @@ static struct block_header *own_block(const void *p) {
 /* A block of the running thread's heap, for a call from `pc`; NULL where the C library's heap
  * serves it. `align`: a power of two, at least 16. */
 static void *own_alloc(size_t n, size_t align, uint64_t pc) {
-    if (!g_heap_area || !(ch->flags & SMC_FLAG_GRAPH) || !program_call(pc) || from_libc(pc)) return NULL;
+    /* (the area is reserved under the graph engine only) */
+    if (!g_heap_area || !program_call(pc) || from_libc(pc)) return NULL;
     int slot = t_slot;
     if (slot < 0 || slot >= SMC_HEAP_SLOTS || n > SMC_HEAP_SPAN) return NULL;
     uint64_t base = (uint64_t)(uintptr_t)g_heap_area + (uint64_t)slot * SMC_HEAP_SPAN;
@@ -170,6 +172,13 @@ static void __attribute__((noreturn)) heap_corrupt(const char *msg) {
     ssize_t r = write(2, msg, strlen(msg));
     (void)r;
     abort();
+}
+
+/* A block of the running thread's heap aligned to `align` (NULL where it is no power of two,
+ * or where the C library's heap serves it). */
+static void *own_aligned(size_t n, size_t align, uint64_t pc) {
+    if (!align || (align & (align - 1))) return NULL;
+    return own_alloc(n, align < 16 ? 16 : align, pc);
 }
 
 /* Frees a block of a thread's heap (nothing is reused within the execution). */
@@ -201,7 +210,8 @@ EXPORT void *calloc(size_t a, size_t b) {
 EXPORT size_t malloc_usable_size(void *p) {
     struct block_header *h = own_block(p);
     if (h) return h->state == BLOCK_LIVE ? h->size : 0;
-    if (!p || in_boot(p)) return p ? *(size_t *)((char *)p - 16) : 0;
+    if (!p) return 0;
+    if (in_boot(p)) return *(size_t *)((char *)p - 16);
     return REAL_FN(malloc_usable_size)(p);
 }
 
@@ -215,7 +225,7 @@ EXPORT void *realloc(void *q, size_t n) {
         if (!p) p = heap_ready() ? real_malloc(n) : boot_alloc(n);
         if (!p && n) return NULL;
         if (p) memcpy(p, q, old < n ? old : n);
-        if (h) own_free(h, "realloc(): invalid pointer\n");
+        if (h) h->state = BLOCK_FREED; /* (found live above) */
         record_block(p, n, pc);
         return p;
     }
@@ -249,22 +259,16 @@ EXPORT void free(void *p) {
 }
 
 /* Aligned blocks come from the heap too (not recorded for reports). */
-static size_t own_align(size_t align) {
-    return align < 16 ? 16 : align;
-}
-static int power_of_two(size_t a) {
-    return a && !(a & (a - 1));
-}
 EXPORT void *memalign(size_t align, size_t n) {
-    void *p = power_of_two(align) ? own_alloc(n, own_align(align), CALLER_PC) : NULL;
+    void *p = own_aligned(n, align, CALLER_PC);
     return p ? p : heap_block(REAL_FN(memalign)(align, n), n);
 }
 EXPORT void *aligned_alloc(size_t align, size_t n) {
-    void *p = power_of_two(align) ? own_alloc(n, own_align(align), CALLER_PC) : NULL;
+    void *p = own_aligned(n, align, CALLER_PC);
     return p ? p : heap_block(REAL_FN(aligned_alloc)(align, n), n);
 }
 EXPORT int posix_memalign(void **out, size_t align, size_t n) {
-    void *p = power_of_two(align) && align % sizeof(void *) == 0 ? own_alloc(n, own_align(align), CALLER_PC) : NULL;
+    void *p = align % sizeof(void *) == 0 ? own_aligned(n, align, CALLER_PC) : NULL;
     if (p) {
         *out = p;
         return 0;
@@ -274,12 +278,12 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n) {
     return r;
 }
 EXPORT void *valloc(size_t n) {
-    void *p = own_alloc(n, 4096, CALLER_PC);
+    void *p = own_aligned(n, 4096, CALLER_PC);
     return p ? p : heap_block(REAL_FN(valloc)(n), n);
 }
 EXPORT void *pvalloc(size_t n) {
     size_t size = (n + 4095) & ~(size_t)4095;
-    void *p = own_alloc(size, 4096, CALLER_PC);
+    void *p = own_aligned(size, 4096, CALLER_PC);
     return p ? p : heap_block(REAL_FN(pvalloc)(n), size);
 }
 EXPORT void *reallocarray(void *q, size_t a, size_t b) {

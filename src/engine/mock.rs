@@ -429,6 +429,18 @@ impl Mock {
         (stored, replaced)
     }
 
+    /// What an operation that read `read` (if it read) and then wrote `value` reports.
+    fn write(&mut self, addr: u64, size: u32, read: Option<u64>, value: u64) -> Executed {
+        let (stored, replaced) = self.capture(addr, size, value);
+        Executed {
+            wrote: true,
+            read,
+            written: Some(value),
+            stored,
+            replaced,
+        }
+    }
+
     fn run(&mut self, slot: u32, reply: &Reply) -> Result<Snapshot, ExecError> {
         let i = slot as usize;
         let op = self.op_of(i).expect("stepped an exited slot");
@@ -466,42 +478,19 @@ impl Mock {
                 let old = self.seen(i, addr.0, 4, reply);
                 let expected = std::mem::replace(&mut self.last_read[i], old);
                 self.prev[i] = Some(if old == expected {
-                    let new = (old + value) & 0xffff_ffff;
-                    let (stored, replaced) = self.capture(addr.0, 4, new);
-                    Executed {
-                        wrote: true,
-                        read: Some(old),
-                        written: Some(new),
-                        stored,
-                        replaced,
-                    }
+                    self.write(addr.0, 4, Some(old), (old + value) & 0xffff_ffff)
                 } else {
                     read_only(old)
                 });
             }
             Op::Store { addr, size } => {
                 // with store buffers the engine commits it later
-                let (stored, replaced) = self.capture(addr.0, size, value);
-                self.prev[i] = Some(Executed {
-                    wrote: true,
-                    read: None,
-                    written: Some(value),
-                    stored,
-                    replaced,
-                });
+                self.prev[i] = Some(self.write(addr.0, size, None, value));
             }
             Op::Rmw { addr, .. } => {
                 // fetch-and-add of the script's value
                 let old = self.seen(i, addr.0, 4, reply);
-                let new = (old + value) & 0xffff_ffff;
-                let (stored, replaced) = self.capture(addr.0, 4, new);
-                self.prev[i] = Some(Executed {
-                    wrote: true,
-                    read: Some(old),
-                    written: Some(new),
-                    stored,
-                    replaced,
-                });
+                self.prev[i] = Some(self.write(addr.0, 4, Some(old), (old + value) & 0xffff_ffff));
             }
             Op::Spawn => {
                 let script = self.main_pos;

@@ -93,7 +93,7 @@ pub fn explore_shared(
         converted: None,
         pieces: pool.pieces(),
         pool,
-        atomic_split: Default::default(),
+        atomic_split: false,
         split: Vec::new(),
         memory: Memory::default(),
         ran: Vec::new(),
@@ -177,8 +177,9 @@ struct Trust<'a> {
     /// The pieces of memory this worker knows ([`pieces`]), and the pool that knows all.
     pieces: pieces::Pieces,
     pool: &'a Pool,
-    /// The pieces that an access the processor makes atomic spans with others.
-    atomic_split: rustc_hash::FxHashSet<u64>,
+    /// Whether an access the processor makes atomic was taken in pieces (graphs are then
+    /// checked for races on them: [`Trust::check_atomic_pieces`]).
+    atomic_split: bool,
     /// Per graph thread, how many events of its pending operation's access, which spans
     /// several pieces, it has run (0: none, or the access is one piece).
     split: Vec<u8>,

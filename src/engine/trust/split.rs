@@ -97,9 +97,7 @@ impl Trust<'_> {
             return Err(self.unsupported_split(label, "atomic operations on memory"));
         }
         let atomic = label.access().is_some_and(|(a, s)| atomic(a, s));
-        if atomic {
-            self.atomic_split.extend(split.iter().map(|&(a, _)| a));
-        }
+        self.atomic_split |= atomic;
         let count = split.len() as u8;
         self.split.resize(g.threads.len(), 0);
         let done = std::mem::take(&mut self.split[thread as usize]);
@@ -342,7 +340,7 @@ impl Trust<'_> {
     /// As exploring in pieces only adds graphs, a run where no graph has such a race has
     /// visited exactly those of the whole accesses.
     pub(super) fn check_atomic_pieces(&self, g: &Graph) -> Result<(), ExecError> {
-        if self.atomic_split.is_empty() {
+        if !self.atomic_split {
             return Ok(());
         }
         let atomic: Vec<EventId> = g
