@@ -45,6 +45,8 @@ struct Program {
     models: &'static [&'static str],
     /// Built for ppc64le with the cross compiler, checked under qemu-user.
     ppc64le: bool,
+    /// `--engine` (the model's own engine unless a row says otherwise).
+    engine: Option<&'static str>,
 }
 
 fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Program {
@@ -57,6 +59,7 @@ fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Progr
         jobs: 1,
         models: &MODELS,
         ppc64le: false,
+        engine: None,
     }
 }
 
@@ -81,6 +84,10 @@ impl Program {
         self.ppc64le = true;
         self
     }
+    fn engine(mut self, engine: &'static str) -> Program {
+        self.engine = Some(engine);
+        self
+    }
     fn name(&self) -> String {
         let stem = Path::new(self.source)
             .file_stem()
@@ -99,6 +106,10 @@ impl Program {
             format!("{jobs} ppc64le")
         } else {
             jobs
+        };
+        let jobs = match self.engine {
+            Some(e) => format!("{jobs} {e}"),
+            None => jobs,
         };
         if defs.is_empty() {
             format!("{stem}{jobs}")
@@ -155,6 +166,15 @@ fn suite() -> Vec<Program> {
             .jobs(2)
             .full_only(true),
     ];
+    // five threads of loads and stores: executions the interleaving engine ends blocked, and
+    // the graph engine's same count with none
+    for engine in ["interleaving", "graph"] {
+        v.push(
+            program("blocked", "benches/programs/five_threads.c", &[])
+                .expect([OK, OK, OK])
+                .engine(engine),
+        );
+    }
     // scaling: how time grows with executions and events
     for n in 2..=8 {
         let d = format!("-DN={n}");
@@ -454,7 +474,7 @@ fn measure(
     checker: &Path,
     bin: &Path,
     model: &str,
-    jobs: usize,
+    p: &Program,
 ) -> Result<(Value, f64, i64), String> {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
@@ -478,8 +498,9 @@ fn measure(
             "--model",
             model,
             "-j",
-            &jobs.to_string(),
+            &p.jobs.to_string(),
         ])
+        .args(p.engine.iter().flat_map(|e| ["--engine", e]))
         .arg(bin)
         .current_dir(bin.parent().unwrap())
         .stdout(Stdio::piped())
@@ -622,7 +643,7 @@ fn main() {
                 std::process::exit(2);
             }
         };
-        let run = |checker: &Path, model: &str| match measure(checker, &bin, model, p.jobs) {
+        let run = |checker: &Path, model: &str| match measure(checker, &bin, model, p) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("{} under {model} ({}): {e}", p.name(), checker.display());

@@ -499,9 +499,8 @@ fn explore(
     };
     // (a schedule with replies is a graph engine's, whichever model it was saved under)
     let graph = cli.engine.graph(model)? || replay.is_some_and(|r| !r.replies.is_empty());
-    // The engine runs inside the program's worker processes, next to the program (the
-    // interleaving engine only, for now).
-    let engine = (replay.is_none() && !cli.gdb && !graph)
+    // The engine runs inside the program's worker processes, next to the program.
+    let engine = (replay.is_none() && !cli.gdb)
         .then(supervisor::engine_library)
         .flatten();
     let opts = Options {

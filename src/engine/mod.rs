@@ -211,12 +211,22 @@ pub trait Executor {
         &mut self,
         model: &dyn crate::model::Model,
         cfg: &Config,
-        split: Option<&Split>,
+        portion: Portion,
         progress: Progress,
     ) -> Result<Option<Outcome>, ExecError> {
-        let _ = (model, cfg, split, progress);
+        let _ = (model, cfg, portion, progress);
         Ok(None)
     }
+}
+
+/// The part of an exploration one worker's engine explores inside the program's process.
+#[derive(Clone, Copy)]
+pub enum Portion<'a> {
+    Whole,
+    /// The interleaving engine's part of a tree split between workers.
+    Split(&'a Split<'a>),
+    /// The graph engine's part: the graphs below the top every worker visits dealt to it.
+    Deal(trust::Dealing<'a>),
 }
 
 /// What the end of an execution's process means.

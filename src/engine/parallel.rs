@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex};
 
-use super::{explore_part, Config, ExecError, Executor, Outcome, Progress, Split, Stats, Step};
+use super::{
+    explore_part, Config, ExecError, Executor, Outcome, Portion, Progress, Split, Stats, Step,
+};
 use crate::model::Model;
 
 /// Leaves of the split top per shard, as estimated from the branching along one path (the real
@@ -57,6 +59,9 @@ pub fn explore_jobs<E: Executor + Send>(
         leaves,
     } = jobs;
     if cfg.graph {
+        if let Some(o) = explore_graphs_inside(first, start, jobs, shard, model, cfg, progress)? {
+            return Ok(o);
+        }
         return explore_graphs(first, start, jobs, shard, model, cfg, progress);
     }
     if jobs <= 1 && shard.is_none() {
@@ -147,6 +152,73 @@ fn merged(results: Vec<Result<Outcome, ExecError>>) -> Result<Outcome, ExecError
     Ok(outcome)
 }
 
+/// The graph engine on `jobs` workers, each inside its program's process. They all visit the
+/// top of the exploration; the graphs below it are dealt round the shards (`--shard`), and
+/// within this one each goes to the worker that claims it first, so a worker busy with a large
+/// part leaves the next ones to the others. (The checker's pool hands graphs to whichever
+/// worker has none, but cannot reach into the workers' processes.) `None` when a worker could
+/// not: the caller explores through the checker then, from the start.
+fn explore_graphs_inside<E: Executor + Send>(
+    first: &mut E,
+    start: &(dyn Fn(usize) -> Result<E, ExecError> + Sync),
+    jobs: usize,
+    shard: Option<Shard>,
+    model: &dyn Model,
+    cfg: &Config,
+    progress: &(dyn Fn(&Stats) -> bool + Sync),
+) -> Result<Option<Outcome>, ExecError> {
+    let taken = Mutex::new(HashMap::<u64, usize>::new());
+    let claim = |w: usize, nth: u64| *taken.lock().unwrap().entry(nth).or_insert(w) == w;
+    let stop = AtomicBool::new(false);
+    let totals = Totals::new(jobs);
+    let work = |w: usize, exec: &mut dyn Executor| {
+        let mut each = |s: &Stats| progress(&totals.with(w, s)) && !stop.load(SeqCst);
+        let claim = |nth: u64| claim(w, nth);
+        let portion = match (shard, jobs) {
+            (None, 0 | 1) => Portion::Whole,
+            (s, _) => {
+                let shard = s.unwrap_or(Shard { index: 0, count: 1 });
+                Portion::Deal(super::trust::Dealing {
+                    shard,
+                    counts_top: shard.index == 0 && w == 0,
+                    claim: (jobs > 1).then_some(&claim),
+                })
+            }
+        };
+        let r = exec.explore_inside(model, cfg, portion, &mut each);
+        if !matches!(&r, Ok(Some(o)) if o.error.is_none() || cfg.keep_going) {
+            stop.store(true, SeqCst); // the verdict is known, or a worker failed
+        }
+        r
+    };
+    let results: Vec<Result<Option<Outcome>, ExecError>> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..jobs)
+            .map(|w| {
+                let (work, stop) = (&work, &stop);
+                scope.spawn(move || {
+                    let mut exec = start(w).inspect_err(|_| stop.store(true, SeqCst))?;
+                    work(w, &mut exec)
+                })
+            })
+            .collect();
+        let mut results = vec![work(0, &mut *first)];
+        results.extend(
+            others
+                .into_iter()
+                .map(|h| h.join().expect("worker panicked")),
+        );
+        results
+    });
+    let mut outcomes = Vec::new();
+    for r in results {
+        match r? {
+            Some(o) => outcomes.push(Ok(o)),
+            None => return Ok(None),
+        }
+    }
+    merged(outcomes).map(Some)
+}
+
 /// The graph engine on `jobs` workers: the graphs still to visit are independent, so idle
 /// workers take some of another's (`trust::Pool`); a worker starts its process when it first
 /// gets one.
@@ -166,7 +238,7 @@ fn explore_graphs<E: Executor + Send>(
         let totals = Totals::new(jobs);
         let work = |w: usize, exec: &mut dyn Executor, g| {
             let mut each = |s: &Stats| progress(&totals.with(w, s));
-            explore_shared(exec, model, cfg, &mut each, &pool, g)
+            explore_shared(exec, model, cfg, &mut each, &pool, g, None)
         };
         let results: Vec<Result<Outcome, ExecError>> = std::thread::scope(|scope| {
             let others: Vec<_> = (1..jobs)
@@ -201,7 +273,8 @@ fn explore_through(
     progress: Progress,
     split: Option<&Split>,
 ) -> Result<Outcome, ExecError> {
-    match exec.explore_inside(model, cfg, split, progress)? {
+    let portion = split.map_or(Portion::Whole, Portion::Split);
+    match exec.explore_inside(model, cfg, portion, progress)? {
         Some(o) => Ok(o),
         None => explore_part(exec, model, cfg, progress, split),
     }

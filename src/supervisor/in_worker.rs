@@ -27,7 +27,11 @@ use serde_json::{json, Value};
 use super::read::{ChannelReader, CORRUPTED};
 use super::{interrupted, NativeTarget};
 use crate::channel::{futex_wait, futex_wake, memfd, Channel, MAX_SCRIPT};
-use crate::engine::{self, Config, ExecError, Executor, Progress, SlotView, Snapshot, Split};
+use crate::engine::parallel::Shard;
+use crate::engine::trust::Dealing;
+use crate::engine::{
+    self, Config, ExecError, Executor, Portion, Progress, SlotView, Snapshot, Split,
+};
 use crate::event::{Reply, ScriptStep, MAX_ACCESS};
 use crate::model::{self, Model};
 use crate::program::Arch;
@@ -248,11 +252,11 @@ impl Bell {
 }
 
 impl Area {
-    /// The worker's side of `Split::claim`: ask the checker, which keeps the claims of all
-    /// workers, and wait for its answer.
-    fn claim(&self, bell: &Bell, prefix: &[Step]) -> bool {
+    /// The worker's side of `Split::claim` and `Dealing::claim`: ask the checker, which keeps
+    /// the claims of all workers, and wait for its answer.
+    fn claim(&self, bell: &Bell, what: &Value) -> bool {
         let h = self.header();
-        if !self.put(&schedule_json(prefix)) {
+        if !self.put(what) {
             return false;
         }
         let asked = h.claim_asked.load(SeqCst).wrapping_add(1);
@@ -278,6 +282,34 @@ impl Area {
 /// A schedule as JSON: [[path, alt], ...].
 fn schedule_json(steps: &[Step]) -> Value {
     steps.iter().map(|st| json!([st.thread, st.alt])).collect()
+}
+
+/// A reply as JSON: [value] or [value, mask, [bytes]].
+fn reply_json(r: &Reply) -> Value {
+    match &r.patch {
+        None => json!([r.value]),
+        Some((mask, bytes)) => json!([r.value, mask, bytes.as_slice()]),
+    }
+}
+
+/// A reply from JSON; `None` if it is not one.
+fn reply_of(v: &Value) -> Option<Reply> {
+    let value = v[0].as_u64()?;
+    let patch = match v.get(1) {
+        None => None,
+        Some(mask) => {
+            let mut bytes = [0u8; MAX_ACCESS];
+            let given = v[2].as_array()?;
+            if given.len() != MAX_ACCESS {
+                return None;
+            }
+            for (b, g) in bytes.iter_mut().zip(given) {
+                *b = u8::try_from(g.as_u64()?).ok()?;
+            }
+            Some((mask.as_u64()?, bytes))
+        }
+    };
+    Some(Reply { value, patch })
 }
 
 /// A schedule from JSON; `None` if it is not one.
@@ -455,7 +487,18 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         max_executions: req["max_executions"].as_u64(),
         spurious_wakeups: req["spurious_wakeups"].as_u64().unwrap_or(0) as u32,
         nondet_values: req["nondet_values"].as_u64().ok_or("no nondet domain")? as u32,
-        graph: false,
+        graph: req["graph"].as_bool().unwrap_or(false),
+    };
+    let dealt = match &req["deal"] {
+        Value::Null => None,
+        v => Some((
+            Shard {
+                index: v["shard"][0].as_u64().ok_or("no shard")?,
+                count: v["shard"][1].as_u64().ok_or("no shard")?,
+            },
+            v["counts_top"].as_bool().ok_or("no dealing")?,
+            v["claims"].as_bool().ok_or("no dealing")?,
+        )),
     };
     // SAFETY: the runtime's mapping of the channel, for the life of the process.
     let ch = unsafe { Channel::borrowed(ops.channel, ops.channel_size as usize) };
@@ -478,11 +521,17 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         area.publish(s);
         area.header().stop.load(SeqCst) == 0
     };
-    let claim = |prefix: &[Step]| area.claim(&bell, prefix);
+    let claim = |prefix: &[Step]| area.claim(&bell, &schedule_json(prefix));
     let on_split = || {
         area.header().split.store(1, SeqCst);
         bell.ring();
     };
+    let claim_leaf = |nth: u64| area.claim(&bell, &json!(nth));
+    let dealing = dealt.map(|(shard, counts_top, claims)| Dealing {
+        shard,
+        counts_top,
+        claim: claims.then_some(&claim_leaf as &(dyn Fn(u64) -> bool + Sync)),
+    });
     let split = match &req["split"] {
         Value::Null => None,
         v => Some(Split {
@@ -492,13 +541,21 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
             on_split: &on_split,
         }),
     };
-    let explored = engine::explore_part(
-        &mut exec,
-        model.as_ref(),
-        &cfg,
-        &mut progress,
-        split.as_ref(),
-    );
+    let explored = if cfg.graph {
+        match engine::trust::explore_part(&mut exec, model.as_ref(), &cfg, &mut progress, dealing) {
+            // the checker stopped it (another worker met an error, or the user interrupted)
+            Err(ExecError::Interrupted) => return Ok(json!({ "stopped": true })),
+            r => r,
+        }
+    } else {
+        engine::explore_part(
+            &mut exec,
+            model.as_ref(),
+            &cfg,
+            &mut progress,
+            split.as_ref(),
+        )
+    };
     let o = match explored.and_then(|o| exec.end().map(|_| o)) {
         Ok(o) => o,
         // a channel the program overwrote: the checker's explorations would read the same
@@ -511,6 +568,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         "stats": [s.executions, s.blocked, s.bounded, s.events, s.depth],
         "errors": o.errors.iter().map(|(cx, n)| json!({
             "schedule": schedule_json(&cx.schedule), "count": n,
+            "replies": cx.replies.iter().map(reply_json).collect::<Vec<_>>(),
             "found": [cx.found.0, cx.found.1],
         })).collect::<Vec<_>>(),
         "observations": o.observations.iter().map(|(k, n)| json!([k, n])).collect::<Vec<_>>(),
@@ -525,12 +583,16 @@ pub(super) fn explore(
     target: &mut NativeTarget,
     model: &dyn Model,
     cfg: &Config,
-    split: Option<&Split>,
+    portion: Portion,
     progress: Progress,
 ) -> Result<Option<Outcome>, ExecError> {
-    let Some(v) = target.explore_in_worker(model, cfg, split, progress)? else {
+    let Some(v) = target.explore_in_worker(model, cfg, portion, progress)? else {
         return Ok(None);
     };
+    if v.get("stopped").is_some() {
+        target.explored_inside = true;
+        return Ok(Some(Outcome::default()));
+    }
     if v.get("fallback").is_some() {
         return Ok(None);
     }
@@ -542,8 +604,8 @@ pub(super) fn explore(
     };
     // the runtime notes them in the channel, which we map too
     out.shared_found = target.found_shared();
-    for (schedule, count, found) in errors {
-        let r = engine::replay(target, model, cfg, &schedule, &[], false)?;
+    for (schedule, replies, count, found) in errors {
+        let r = engine::replay(target, model, cfg, &schedule, &replies, false)?;
         // A program whose error does not come back on replay: explore here, as without the
         // worker's engine.
         let Some(mut cx) = r.error else {
@@ -564,8 +626,8 @@ pub(super) fn explore(
     Ok(Some(out))
 }
 
-/// Errors as the worker reports them: schedule, count, where found.
-type Found = Vec<(Vec<Step>, u64, (u64, u64))>;
+/// Errors as the worker reports them: schedule, the graph engine's replies, count, where found.
+type Found = Vec<(Vec<Step>, Vec<Reply>, u64, (u64, u64))>;
 
 /// The worker's result: the outcome but its errors, and those; `None` if it makes no sense.
 fn decode(v: &Value) -> Option<(Outcome, Found)> {
@@ -581,7 +643,16 @@ fn decode(v: &Value) -> Option<(Outcome, Found)> {
     let mut errors = Vec::new();
     for e in v["errors"].as_array()? {
         let found = (n(&e["found"][0])?, n(&e["found"][1])?);
-        errors.push((schedule_of(&e["schedule"])?, n(&e["count"])?, found));
+        let replies = match &e["replies"] {
+            Value::Null => Vec::new(),
+            r => r.as_array()?.iter().map(reply_of).collect::<Option<_>>()?,
+        };
+        errors.push((
+            schedule_of(&e["schedule"])?,
+            replies,
+            n(&e["count"])?,
+            found,
+        ));
     }
     let mut observations = BTreeMap::new();
     for o in v["observations"].as_array()? {
@@ -622,11 +693,27 @@ impl NativeTarget {
         &mut self,
         model: &dyn Model,
         cfg: &Config,
-        split: Option<&Split>,
+        portion: Portion,
         progress: Progress,
     ) -> Result<Option<Value>, ExecError> {
         let Some(area) = self.area.as_ref() else {
             return Ok(None);
+        };
+        // a claim the worker asks for (its leaf of the split top, or its graph's number)
+        let split_claim = |v: &Value| {
+            schedule_of(v).map(|p| match portion {
+                Portion::Split(s) => (s.claim)(&p),
+                _ => false,
+            })
+        };
+        let deal_claim = |v: &Value| match portion {
+            Portion::Deal(Dealing { claim: Some(c), .. }) => v.as_u64().map(c),
+            _ => Some(false),
+        };
+        let (split, deal, claim): (_, _, Option<&dyn Fn(&Value) -> Option<bool>>) = match portion {
+            Portion::Whole => (None, None, None),
+            Portion::Split(s) => (Some(s), None, Some(&split_claim)),
+            Portion::Deal(d) => (None, Some(d), Some(&deal_claim)),
         };
         let h = area.header();
         h.stop.store(0, SeqCst);
@@ -644,6 +731,12 @@ impl NativeTarget {
             "keep_going": cfg.keep_going,
             "allow_exit_status": cfg.allow_exit_status,
             "max_executions": cfg.max_executions,
+            "graph": cfg.graph,
+            "deal": deal.map(|d| json!({
+                "shard": [d.shard.index, d.shard.count],
+                "counts_top": d.counts_top,
+                "claims": d.claim.is_some(),
+            })),
             "split": split.map(|s| json!({ "after": s.after, "leaves": s.leaves })),
         }));
         if !put {
@@ -666,18 +759,19 @@ impl NativeTarget {
             }
             let area = self.area.as_ref().expect("an area");
             let h = area.header();
-            if let Some(split) = split {
+            if let Some(claim) = claim {
                 let asked = h.claim_asked.load(SeqCst);
                 if asked != h.claim_done.load(SeqCst) {
-                    // a prefix the program scribbled over: its leaf is not claimed, and the
-                    // worker's part is explored again by the checker
-                    let prefix = area.get().as_ref().and_then(schedule_of);
-                    garbled |= prefix.is_none();
-                    let yes = prefix.is_some_and(|p| (split.claim)(&p));
-                    h.claim_answer.store(yes as u32, SeqCst);
+                    // a claim the program scribbled over: nothing is claimed, and the worker's
+                    // part is explored again by the checker
+                    let yes = area.get().as_ref().and_then(claim);
+                    garbled |= yes.is_none();
+                    h.claim_answer.store((yes == Some(true)) as u32, SeqCst);
                     h.claim_done.store(asked, SeqCst);
                     futex_wake(&h.claim_done);
                 }
+            }
+            if let Some(split) = split {
                 if !split_seen && h.split.load(SeqCst) != 0 {
                     split_seen = true;
                     (split.on_split)();

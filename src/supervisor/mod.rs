@@ -856,10 +856,10 @@ impl Executor for NativeTarget {
         &mut self,
         model: &dyn crate::model::Model,
         cfg: &engine::Config,
-        split: Option<&engine::Split>,
+        portion: engine::Portion,
         progress: engine::Progress,
     ) -> Result<Option<Outcome>, ExecError> {
-        in_worker::explore(self, model, cfg, split, progress)
+        in_worker::explore(self, model, cfg, portion, progress)
     }
 
     fn end(&mut self) -> Result<(), ExecError> {

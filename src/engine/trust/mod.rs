@@ -28,7 +28,7 @@ use super::{Config, EndVerdict, ExecError, Executor, Progress, SlotState, Snapsh
 
 use conditional::StoreConditional;
 use objects::{answered, object_of};
-pub use pool::Pool;
+pub use pool::{Dealing, Pool};
 use pool::{Part, Visit};
 pub use replay::replay;
 use revisit::set_source;
@@ -57,9 +57,22 @@ pub fn explore(
     cfg: &Config,
     progress: Progress,
 ) -> Result<Outcome, ExecError> {
-    let mut pool = Pool::new(1, None);
+    explore_part(exec, model, cfg, progress, None)
+}
+
+/// [`explore`], or with `dealing` only the graphs below the top dealt to this worker (every
+/// worker visits the top, one counts it).
+pub fn explore_part(
+    exec: &mut dyn Executor,
+    model: &dyn Model,
+    cfg: &Config,
+    progress: Progress,
+    dealing: Option<Dealing>,
+) -> Result<Outcome, ExecError> {
+    let mut pool = Pool::new(1, dealing.map(|d| d.shard));
     loop {
-        let outcome = explore_shared(exec, model, cfg, &mut *progress, &pool, Graph::default())?;
+        let first = Graph::default();
+        let outcome = explore_shared(exec, model, cfg, &mut *progress, &pool, first, dealing)?;
         match pool.again() {
             Some(p) => pool = p,
             None => return Ok(outcome),
@@ -80,6 +93,7 @@ pub fn explore_shared(
     progress: Progress,
     pool: &Pool,
     first: Graph,
+    dealing: Option<Dealing>,
 ) -> Result<Outcome, ExecError> {
     let mut trust = Trust {
         exec,
@@ -101,7 +115,8 @@ pub fn explore_shared(
         script: Script::default(),
         replies: Vec::new(),
     };
-    let mut part = pool.shard().map(Part::new);
+    let dealing = dealing.or_else(|| pool.shard().map(Dealing::shard));
+    let mut part = dealing.map(Part::new);
     while let Some(mut g) = trust.todo.pop().or_else(|| pool.take()) {
         let visit = part.as_mut().map_or(Visit::Count, |p| p.visit(&mut g));
         if visit == Visit::Skip {

@@ -182,42 +182,70 @@ pub(super) enum Visit {
     Skip,
 }
 
-/// A shard's part of the tree of visits: every shard visits the same top (the exploration is
-/// deterministic), so the graphs it deals are the same in each, met in the same order.
-pub(super) struct Part {
-    shard: Shard,
+/// How the graphs below the top are dealt: round the shards, each taking every `count`-th, and
+/// among the workers of one shard to the first that claims each (`claim`, with the graph's
+/// number in the order every worker meets them).
+#[derive(Clone, Copy)]
+pub struct Dealing<'a> {
+    pub shard: Shard,
+    /// Whether this worker counts the top (the first worker of the first shard).
+    pub counts_top: bool,
+    pub claim: Option<&'a (dyn Fn(u64) -> bool + Sync)>,
+}
+
+impl Dealing<'_> {
+    /// A shard's dealing, with no other worker to claim from.
+    pub fn shard(shard: Shard) -> Dealing<'static> {
+        Dealing {
+            shard,
+            counts_top: shard.index == 0,
+            claim: None,
+        }
+    }
+}
+
+/// A shard's (or a worker's) part of the tree of visits: every worker visits the same top (the
+/// exploration is deterministic), so the graphs it deals are the same in each, met in the same
+/// order.
+pub(super) struct Part<'a> {
+    dealing: Dealing<'a>,
     /// The split depth, once decided.
     depth: Option<u32>,
     /// Graphs dealt so far.
     dealt: u64,
 }
 
-impl Part {
-    pub(super) fn new(shard: Shard) -> Part {
+impl<'a> Part<'a> {
+    pub(super) fn new(dealing: Dealing<'a>) -> Part<'a> {
         Part {
-            shard,
+            dealing,
             depth: None,
             dealt: 0,
         }
     }
 
-    /// Whether this shard visits `g` (taking it for its own when dealt to it).
+    /// Whether this worker visits `g` (taking it for its own when dealt to it).
     pub(super) fn visit(&mut self, g: &mut Graph) -> Visit {
         if g.owned {
             return Visit::Count;
         }
+        let Dealing {
+            shard,
+            counts_top,
+            claim,
+        } = self.dealing;
         match self.depth {
             Some(d) if g.depth >= d => {
                 let nth = self.dealt;
                 self.dealt += 1;
-                if nth % self.shard.count == self.shard.index {
+                if nth % shard.count == shard.index && claim.is_none_or(|c| c(nth)) {
                     g.owned = true;
                     Visit::Count
                 } else {
                     Visit::Skip
                 }
             }
-            _ if self.shard.index == 0 => Visit::Count,
+            _ if counts_top => Visit::Count,
             _ => Visit::Uncounted,
         }
     }
@@ -233,7 +261,7 @@ impl Part {
         if self.depth.is_some() || executions < SHARD_AFTER {
             return;
         }
-        let levels = SPLIT_LEVELS + (64 - (self.shard.count - 1).leading_zeros());
+        let levels = SPLIT_LEVELS + (64 - (self.dealing.shard.count - 1).leading_zeros());
         let shallowest = todo.iter().filter(|g| !g.owned).map(|g| g.depth).min();
         self.depth = shallowest.map(|m| m + levels);
     }
