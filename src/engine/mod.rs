@@ -156,6 +156,11 @@ pub trait Executor {
     fn script(&mut self, steps: Vec<ScriptStep>) {
         let _ = steps;
     }
+    /// Whether [`Executor::script`] runs the steps ahead (otherwise the engine need not make
+    /// them).
+    fn takes_script(&self) -> bool {
+        false
+    }
     /// How many steps [`Executor::begin_after`] can carry out (0: it cannot).
     fn max_prefix(&self) -> usize {
         0

@@ -35,7 +35,7 @@ use crate::engine::{
 use crate::event::{Reply, ScriptStep, MAX_ACCESS};
 use crate::model::{self, Model};
 use crate::program::Arch;
-use crate::results::{Observation, Outcome, Stats, Step};
+use crate::results::{Counterexample, Observation, Outcome, Stats, Step};
 
 /// What the runtime hands the engine library (`struct smc_engine_ops` in runtime/worker.c).
 #[repr(C)]
@@ -282,6 +282,89 @@ impl Area {
 /// A schedule as JSON: [[path, alt], ...].
 fn schedule_json(steps: &[Step]) -> Value {
     steps.iter().map(|st| json!([st.thread, st.alt])).collect()
+}
+
+/// What a graph engine's counterexample adds to its trace (which write each read read,
+/// coherence, dependencies, the model's account of its weakness): a replay of its schedule
+/// gives the rest.
+fn graph_json(cx: &Counterexample) -> Value {
+    json!({
+        "events": cx.trace.len(),
+        "sources": cx.sources,
+        "coherence": cx.coherence,
+        "dependencies": cx.dependencies,
+        "reorderings": cx.reorderings,
+        "weakness": cx.weakness,
+    })
+}
+
+/// [`graph_json`] put back into `cx`, a replay of the same schedule; false if it does not fit.
+fn add_graph(cx: &mut Counterexample, v: &Value) -> bool {
+    fn pairs(v: &Value) -> Option<Vec<(usize, Option<usize>)>> {
+        v.as_array()?
+            .iter()
+            .map(|p| Some((p[0].as_u64()? as usize, p[1].as_u64().map(|j| j as usize))))
+            .collect()
+    }
+    fn triples(v: &Value) -> Option<Vec<(usize, usize, &'static str)>> {
+        v.as_array()?
+            .iter()
+            .map(|t| {
+                Some((
+                    t[0].as_u64()? as usize,
+                    t[1].as_u64()? as usize,
+                    known(&t[2])?,
+                ))
+            })
+            .collect()
+    }
+    let coherence = v["coherence"].as_array().and_then(|c| {
+        c.iter()
+            .map(|order| {
+                (order.as_array()?.iter())
+                    .map(|i| i.as_u64().map(|i| i as usize))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .collect::<Option<Vec<_>>>()
+    });
+    let weakness = match &v["weakness"] {
+        Value::Null => Some(None),
+        w => known(w).map(Some),
+    };
+    let fits = v["events"].as_u64() == Some(cx.trace.len() as u64);
+    match (
+        fits,
+        pairs(&v["sources"]),
+        coherence,
+        triples(&v["dependencies"]),
+    ) {
+        (true, Some(sources), Some(coherence), Some(dependencies)) => {
+            let (Some(reorderings), Some(weakness)) = (triples(&v["reorderings"]), weakness) else {
+                return false;
+            };
+            cx.sources = sources;
+            cx.coherence = coherence;
+            cx.dependencies = dependencies;
+            cx.reorderings = reorderings;
+            cx.weakness = weakness;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// One of the few phrases a counterexample names dependencies and weaknesses by, kept for
+/// the life of the checker (each is made once).
+fn known(v: &Value) -> Option<&'static str> {
+    static KNOWN: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let s = v.as_str()?;
+    let mut known = KNOWN.lock().unwrap();
+    if let Some(k) = known.iter().find(|k| **k == s) {
+        return Some(k);
+    }
+    let k: &'static str = Box::leak(s.to_string().into_boxed_str());
+    known.push(k);
+    Some(k)
 }
 
 /// A reply as JSON: [value] or [value, mask, [bytes]].
@@ -569,6 +652,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         "errors": o.errors.iter().map(|(cx, n)| json!({
             "schedule": schedule_json(&cx.schedule), "count": n,
             "replies": cx.replies.iter().map(reply_json).collect::<Vec<_>>(),
+            "graph": cfg.graph.then(|| graph_json(cx)),
             "found": [cx.found.0, cx.found.1],
         })).collect::<Vec<_>>(),
         "observations": o.observations.iter().map(|(k, n)| json!([k, n])).collect::<Vec<_>>(),
@@ -604,14 +688,21 @@ pub(super) fn explore(
     };
     // the runtime notes them in the channel, which we map too
     out.shared_found = target.found_shared();
-    for (schedule, replies, count, found) in errors {
-        let r = engine::replay(target, model, cfg, &schedule, &replies, false)?;
+    for e in errors {
         // A program whose error does not come back on replay: explore here, as without the
         // worker's engine.
+        let r = match engine::replay(target, model, cfg, &e.schedule, &e.replies, false) {
+            Err(ExecError::Fatal(_)) => return Ok(None),
+            r => r?,
+        };
         let Some(mut cx) = r.error else {
             return Ok(None);
         };
-        cx.found = found;
+        if e.graph.as_ref().is_some_and(|g| !add_graph(&mut cx, g)) {
+            return Ok(None);
+        }
+        let count = e.count;
+        cx.found = e.found;
         match out
             .errors
             .iter_mut()
@@ -626,11 +717,18 @@ pub(super) fn explore(
     Ok(Some(out))
 }
 
-/// Errors as the worker reports them: schedule, the graph engine's replies, count, where found.
-type Found = Vec<(Vec<Step>, Vec<Reply>, u64, (u64, u64))>;
+/// An error as the worker reports it.
+struct Found {
+    schedule: Vec<Step>,
+    /// The graph engine's: the reply to each step, and what its graph adds ([`graph_json`]).
+    replies: Vec<Reply>,
+    graph: Option<Value>,
+    count: u64,
+    found: (u64, u64),
+}
 
 /// The worker's result: the outcome but its errors, and those; `None` if it makes no sense.
-fn decode(v: &Value) -> Option<(Outcome, Found)> {
+fn decode(v: &Value) -> Option<(Outcome, Vec<Found>)> {
     let n = |v: &Value| v.as_u64();
     let s = v["stats"].as_array()?;
     let stats = Stats {
@@ -647,12 +745,13 @@ fn decode(v: &Value) -> Option<(Outcome, Found)> {
             Value::Null => Vec::new(),
             r => r.as_array()?.iter().map(reply_of).collect::<Option<_>>()?,
         };
-        errors.push((
-            schedule_of(&e["schedule"])?,
+        errors.push(Found {
+            schedule: schedule_of(&e["schedule"])?,
             replies,
-            n(&e["count"])?,
+            graph: Some(e["graph"].clone()).filter(|g| !g.is_null()),
+            count: n(&e["count"])?,
             found,
-        ));
+        });
     }
     let mut observations = BTreeMap::new();
     for o in v["observations"].as_array()? {
@@ -699,21 +798,19 @@ impl NativeTarget {
         let Some(area) = self.area.as_ref() else {
             return Ok(None);
         };
-        // a claim the worker asks for (its leaf of the split top, or its graph's number)
-        let split_claim = |v: &Value| {
-            schedule_of(v).map(|p| match portion {
-                Portion::Split(s) => (s.claim)(&p),
-                _ => false,
-            })
+        // a claim the worker asks for: its leaf of the split top, or a graph's number
+        let answer = |v: &Value| match portion {
+            Portion::Whole => Some(false),
+            Portion::Split(s) => schedule_of(v).map(|p| (s.claim)(&p)),
+            Portion::Deal(d) => v.as_u64().map(|n| d.claim.is_some_and(|c| c(n))),
         };
-        let deal_claim = |v: &Value| match portion {
-            Portion::Deal(Dealing { claim: Some(c), .. }) => v.as_u64().map(c),
-            _ => Some(false),
+        let split = match portion {
+            Portion::Split(s) => Some(s),
+            _ => None,
         };
-        let (split, deal, claim): (_, _, Option<&dyn Fn(&Value) -> Option<bool>>) = match portion {
-            Portion::Whole => (None, None, None),
-            Portion::Split(s) => (Some(s), None, Some(&split_claim)),
-            Portion::Deal(d) => (None, Some(d), Some(&deal_claim)),
+        let deal = match portion {
+            Portion::Deal(d) => Some(d),
+            _ => None,
         };
         let h = area.header();
         h.stop.store(0, SeqCst);
@@ -759,17 +856,15 @@ impl NativeTarget {
             }
             let area = self.area.as_ref().expect("an area");
             let h = area.header();
-            if let Some(claim) = claim {
-                let asked = h.claim_asked.load(SeqCst);
-                if asked != h.claim_done.load(SeqCst) {
-                    // a claim the program scribbled over: nothing is claimed, and the worker's
-                    // part is explored again by the checker
-                    let yes = area.get().as_ref().and_then(claim);
-                    garbled |= yes.is_none();
-                    h.claim_answer.store((yes == Some(true)) as u32, SeqCst);
-                    h.claim_done.store(asked, SeqCst);
-                    futex_wake(&h.claim_done);
-                }
+            let asked = h.claim_asked.load(SeqCst);
+            if asked != h.claim_done.load(SeqCst) {
+                // a claim the program scribbled over: nothing is claimed, and the worker's
+                // part is explored again by the checker
+                let yes = area.get().as_ref().and_then(answer);
+                garbled |= yes.is_none();
+                h.claim_answer.store((yes == Some(true)) as u32, SeqCst);
+                h.claim_done.store(asked, SeqCst);
+                futex_wake(&h.claim_done);
             }
             if let Some(split) = split {
                 if !split_seen && h.split.load(SeqCst) != 0 {

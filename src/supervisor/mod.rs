@@ -685,6 +685,10 @@ impl Executor for NativeTarget {
         self.script = steps;
     }
 
+    fn takes_script(&self) -> bool {
+        true
+    }
+
     fn max_prefix(&self) -> usize {
         // Real threads (fork per execution) stop with the runtime's script code on their
         // stacks or not, which their await hashes would see: every step through the engine.

@@ -268,6 +268,10 @@ impl Trust<'_> {
     /// Starts the program and replays `g`'s events (up to the holes); `None` when the graph
     /// cannot be run (see [`Trust::catch_up`]).
     fn replay(&mut self, g: &mut Graph) -> Result<Option<Snapshot>, ExecError> {
+        if !self.exec.takes_script() {
+            self.hand_script(g, false);
+            return self.replay_as_scripted(g);
+        }
         let original = g.clone();
         self.hand_script(g, true);
         match self.replay_as_scripted(g) {
@@ -316,7 +320,9 @@ impl Trust<'_> {
         mut snap: Snapshot,
     ) -> Result<Option<Snapshot>, ExecError> {
         let cycles = self.model.porf_cycles();
-        loop {
+        // (a step that ended the process, with an error, leaves the graph's later events
+        // unrun: they are not in the execution, nor in its trace)
+        while snap.ended.is_none() {
             self.ran.resize(g.threads.len(), 0);
             let Some(e) = g.next_to_replay(&self.ran, cycles) else {
                 break;

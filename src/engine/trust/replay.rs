@@ -2,6 +2,7 @@
 //! given the reply it was given (a read the bytes of the write it read), with no engine
 //! deciding anything; the error it ends in is reported with its trace.
 
+use crate::engine::dpor::own_report;
 use crate::engine::{end_verdict, Config, EndVerdict, ExecError, Executor, SlotState, Snapshot};
 use crate::event::{Event, Op, Pending, Reply, ThreadId};
 use crate::results::{Counterexample, ErrorKind, Outcome, Step, ThreadInfo};
@@ -76,9 +77,18 @@ pub fn replay(
         }
     }
     let mut outcome = Outcome::default();
+    let output = exec.output();
     let error = match snap.ended.clone() {
         Some(ended) => match end_verdict(&ended, cfg.allow_exit_status) {
-            EndVerdict::Error { kind, message, .. } => Some((kind, message)),
+            EndVerdict::Error {
+                kind,
+                message,
+                signal,
+                ..
+            } => {
+                let own = own_report(&kind, signal, output.as_ref());
+                Some((kind, own.unwrap_or(message)))
+            }
             _ => None,
         },
         None => stuck(&snap, &last),
@@ -116,7 +126,7 @@ pub fn replay(
             reorderings: Vec::new(),
             weakness: None,
             heap: exec.heap_blocks(),
-            output: exec.output(),
+            output,
             found: (0, 1),
         };
         crate::engine::dpor::renumber(&mut cx);
