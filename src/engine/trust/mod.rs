@@ -346,6 +346,7 @@ impl Trust<'_> {
                 }
                 (Some(slot), Some(p)) if p.pc == g.event(e).pc && replays(&p.op, g.label(e)) => {
                     let kept = g.label(e).written().filter(|b| !b.is_empty()).cloned();
+                    self.exec.recycle(std::mem::take(&mut snap));
                     snap = self.step(g, slot, &p, e)?;
                     self.ran[e.thread as usize] += 1;
                     if self.speculative && kept.is_some() && g.label(e).written() != kept.as_ref() {
@@ -546,6 +547,9 @@ impl Trust<'_> {
                     continue;
                 }
             }
+            // (the state before the step, for an executor that reads only what the step
+            // changed; not read again before the step's replaces it)
+            self.exec.recycle(std::mem::take(&mut snap));
             if label == Label::Fence && self.model.fences_are_updates() {
                 label = Label::Update {
                     addr: FENCE_LOCATION,
