@@ -199,7 +199,7 @@ fn suite() -> Vec<Program> {
                 .full_only(n > 5),
         );
     }
-    for n in [4, 6, 7] {
+    for n in [4, 6, 7, 8] {
         let d = format!("-DN={n}");
         v.push(
             program("ra", "benches/programs/sigma.c", &[&d])
@@ -208,6 +208,14 @@ fn suite() -> Vec<Program> {
                 .full_only(n > 6),
         );
     }
+    // the graph engine's workers: each visits the top, and claims graphs below it
+    v.push(
+        program("parallel", "benches/programs/sigma.c", &["-DN=8"])
+            .models(&["ra"])
+            .expect([OK])
+            .jobs(2)
+            .full_only(true),
+    );
     // ~20,000 events an execution, most on words one thread writes: the work per event
     v.push(
         program("ra", "tests/programs/ra/long_loops.c", &[])
