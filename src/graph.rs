@@ -610,27 +610,42 @@ impl Relation {
         self.edges.push((from as u32, to as u32));
     }
 
-    /// Kahn's algorithm, over the edges sorted by their source: is there no cycle?
-    pub fn acyclic(mut self) -> bool {
-        self.edges.sort_unstable();
-        let edges = &self.edges;
-        let mut indegree = vec![0u32; self.n];
-        edges.iter().for_each(|&(_, b)| indegree[b as usize] += 1);
-        let mut ready: Vec<u32> = (0..self.n as u32)
+    /// Kahn's algorithm, over the edges grouped by their source (a counting sort): is there
+    /// no cycle?
+    pub fn acyclic(self) -> bool {
+        let n = self.n;
+        // first[a]..first[a + 1]: the targets of a's edges, once placed
+        let mut first = vec![0u32; n + 1];
+        let mut indegree = vec![0u32; n];
+        for &(a, b) in &self.edges {
+            first[a as usize] += 1;
+            indegree[b as usize] += 1;
+        }
+        let mut end = 0;
+        for f in first.iter_mut() {
+            end += *f;
+            *f = end;
+        }
+        let mut targets = vec![0u32; self.edges.len()];
+        for &(a, b) in &self.edges {
+            first[a as usize] -= 1;
+            targets[first[a as usize] as usize] = b;
+        }
+        let mut ready: Vec<u32> = (0..n as u32)
             .filter(|&a| indegree[a as usize] == 0)
             .collect();
         let mut seen = 0;
         while let Some(a) = ready.pop() {
             seen += 1;
-            let from = edges.partition_point(|&(x, _)| x < a);
-            for &(_, b) in edges[from..].iter().take_while(|&&(x, _)| x == a) {
+            let edges = first[a as usize] as usize..first[a as usize + 1] as usize;
+            for &b in &targets[edges] {
                 indegree[b as usize] -= 1;
                 if indegree[b as usize] == 0 {
                     ready.push(b);
                 }
             }
         }
-        seen == self.n
+        seen == n
     }
 }
 
