@@ -172,6 +172,10 @@ impl Pool {
 const SHARD_AFTER: u64 = 64;
 const SPLIT_LEVELS: u32 = 3;
 
+/// A worker claims this many of its shard's graphs at once (a claim is a round trip to the
+/// checker).
+const CLAIM_BLOCK: u64 = 8;
+
 /// How a shard visits a graph.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Visit {
@@ -213,6 +217,8 @@ pub(super) struct Part<'a> {
     depth: Option<u32>,
     /// Graphs dealt so far.
     dealt: u64,
+    /// The block of this shard's graphs last claimed, and whether this worker got it.
+    claimed: Option<(u64, bool)>,
 }
 
 impl<'a> Part<'a> {
@@ -221,6 +227,7 @@ impl<'a> Part<'a> {
             dealing,
             depth: None,
             dealt: 0,
+            claimed: None,
         }
     }
 
@@ -238,7 +245,17 @@ impl<'a> Part<'a> {
             Some(d) if g.depth >= d => {
                 let nth = self.dealt;
                 self.dealt += 1;
-                if nth % shard.count == shard.index && claim.is_none_or(|c| c(nth)) {
+                let block = nth / shard.count / CLAIM_BLOCK;
+                let mine = nth % shard.count == shard.index
+                    && claim.is_none_or(|c| match self.claimed {
+                        Some((b, yes)) if b == block => yes,
+                        _ => {
+                            let yes = c(block);
+                            self.claimed = Some((block, yes));
+                            yes
+                        }
+                    });
+                if mine {
                     g.owned = true;
                     Visit::Count
                 } else {
