@@ -208,7 +208,12 @@ pub trait Executor {
     fn found_shared(&self) -> Vec<(u64, u64)> {
         Vec::new()
     }
-    /// Explore the whole tree (with `split`, this worker's part of it) inside the program's
+    /// Whether [`Executor::explore_inside`] may explore (false: it surely returns `None`, and
+    /// other workers need not be started for it).
+    fn may_explore_inside(&self) -> bool {
+        false
+    }
+    /// Explore the whole tree (with `portion`, this worker's part of it) inside the program's
     /// process, where an engine of its own runs next to the program
     /// (`crate::supervisor::in_worker`), and report each error as [`explore`] would. `None` when
     /// this executor cannot (it then explores nothing): the caller explores through it.

@@ -59,8 +59,11 @@ pub fn explore_jobs<E: Executor + Send>(
         leaves,
     } = jobs;
     if cfg.graph {
-        if let Some(o) = explore_graphs_inside(first, start, jobs, shard, model, cfg, progress)? {
-            return Ok(o);
+        if first.may_explore_inside() {
+            let inside = explore_graphs_inside(first, start, jobs, shard, model, cfg, progress)?;
+            if let Some(o) = inside {
+                return Ok(o);
+            }
         }
         return explore_graphs(first, start, jobs, shard, model, cfg, progress);
     }

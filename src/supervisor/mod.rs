@@ -856,6 +856,10 @@ impl Executor for NativeTarget {
         Ok(())
     }
 
+    fn may_explore_inside(&self) -> bool {
+        self.area.is_some()
+    }
+
     fn explore_inside(
         &mut self,
         model: &dyn crate::model::Model,
