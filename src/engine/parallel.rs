@@ -131,10 +131,7 @@ pub fn explore_jobs<E: Executor + Send>(
 }
 
 /// Worker 0's result, then the other workers' once they end.
-fn joined(
-    first: Result<Outcome, ExecError>,
-    others: Vec<std::thread::ScopedJoinHandle<'_, Result<Outcome, ExecError>>>,
-) -> Vec<Result<Outcome, ExecError>> {
+fn joined<T>(first: T, others: Vec<std::thread::ScopedJoinHandle<'_, T>>) -> Vec<T> {
     let mut results = vec![first];
     results.extend(
         others
@@ -171,12 +168,12 @@ fn explore_graphs_inside<E: Executor + Send>(
     progress: &(dyn Fn(&Stats) -> bool + Sync),
 ) -> Result<Option<Outcome>, ExecError> {
     let taken = Mutex::new(HashMap::<u64, usize>::new());
-    let claim = |w: usize, nth: u64| *taken.lock().unwrap().entry(nth).or_insert(w) == w;
+    let claim = |w: usize, block: u64| *taken.lock().unwrap().entry(block).or_insert(w) == w;
     let stop = AtomicBool::new(false);
     let totals = Totals::new(jobs);
     let work = |w: usize, exec: &mut dyn Executor| {
         let mut each = |s: &Stats| progress(&totals.with(w, s)) && !stop.load(SeqCst);
-        let claim = |nth: u64| claim(w, nth);
+        let claim = |block: u64| claim(w, block);
         let portion = match (shard, jobs) {
             (None, 0 | 1) => Portion::Whole,
             (s, _) => {
@@ -204,13 +201,7 @@ fn explore_graphs_inside<E: Executor + Send>(
                 })
             })
             .collect();
-        let mut results = vec![work(0, &mut *first)];
-        results.extend(
-            others
-                .into_iter()
-                .map(|h| h.join().expect("worker panicked")),
-        );
-        results
+        joined(work(0, &mut *first), others)
     });
     let mut outcomes = Vec::new();
     for r in results {

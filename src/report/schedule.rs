@@ -81,7 +81,7 @@ impl Schedule {
             "error": { "kind": self.kind, "message": self.message },
             "steps": self.steps.iter().map(|s| json!({"thread": s.thread, "alt": s.alt})).collect::<Vec<_>>(),
             "replies": self.replies.iter().map(reply_json).collect::<Vec<_>>(),
-            "sources": self.sources.iter().map(|&(r, w)| json!([r, w])).collect::<Vec<_>>(),
+            "sources": sources_json(&self.sources),
             "coherence": self.coherence,
         })
     }
@@ -153,25 +153,37 @@ impl Schedule {
             message: text_of(&v["error"]["message"], "error.message")?,
             steps,
             replies: list(&v["replies"], "replies", reply_of)?,
-            sources: list(&v["sources"], "sources", |s| {
-                let r = s[0].as_u64()? as usize;
-                match &s[1] {
-                    Value::Null => Some((r, None)),
-                    w => Some((r, Some(w.as_u64()? as usize))),
-                }
-            })?,
-            coherence: list(&v["coherence"], "coherence", |o| {
-                o.as_array()?
-                    .iter()
-                    .map(|i| Some(i.as_u64()? as usize))
-                    .collect()
-            })?,
+            sources: list(&v["sources"], "sources", source_of)?,
+            coherence: list(&v["coherence"], "coherence", order_of)?,
         })
     }
 }
 
+/// Which write each read read: `[read, write]` (`null`: the initial value), indices in the
+/// trace.
+pub(crate) fn sources_json(sources: &[(usize, Option<usize>)]) -> Value {
+    sources.iter().map(|&(r, w)| json!([r, w])).collect()
+}
+
+/// An item of [`sources_json`].
+pub(crate) fn source_of(s: &Value) -> Option<(usize, Option<usize>)> {
+    let r = s[0].as_u64()? as usize;
+    match &s[1] {
+        Value::Null => Some((r, None)),
+        w => Some((r, Some(w.as_u64()? as usize))),
+    }
+}
+
+/// A location's writes in coherence order, as indices in the trace.
+pub(crate) fn order_of(o: &Value) -> Option<Vec<usize>> {
+    o.as_array()?
+        .iter()
+        .map(|i| Some(i.as_u64()? as usize))
+        .collect()
+}
+
 /// A reply as `{"value": v, "patch": [mask, "bytes in hex"]}` (no `patch`: memory as it is).
-fn reply_json(r: &Reply) -> Value {
+pub(crate) fn reply_json(r: &Reply) -> Value {
     let mut v = json!({ "value": r.value });
     if let Some((mask, bytes)) = &r.patch {
         let n = (64 - mask.leading_zeros()) as usize;
@@ -181,7 +193,8 @@ fn reply_json(r: &Reply) -> Value {
     v
 }
 
-fn reply_of(v: &Value) -> Option<Reply> {
+/// A reply of [`reply_json`]; `None` if it is not one.
+pub(crate) fn reply_of(v: &Value) -> Option<Reply> {
     let value = v["value"].as_u64()?;
     let patch = match &v["patch"] {
         Value::Null => None,

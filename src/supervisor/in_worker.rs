@@ -35,6 +35,7 @@ use crate::engine::{
 use crate::event::{Reply, ScriptStep, MAX_ACCESS};
 use crate::model::{self, Model};
 use crate::program::Arch;
+use crate::report::schedule;
 use crate::results::{Counterexample, Observation, Outcome, Stats, Step};
 
 /// What the runtime hands the engine library (`struct smc_engine_ops` in runtime/worker.c).
@@ -286,11 +287,11 @@ fn schedule_json(steps: &[Step]) -> Value {
 
 /// What a graph engine's counterexample adds to its trace (which write each read read,
 /// coherence, dependencies, the model's account of its weakness): a replay of its schedule
-/// gives the rest.
+/// gives the rest. Sources, coherence and replies as a saved schedule has them.
 fn graph_json(cx: &Counterexample) -> Value {
     json!({
         "events": cx.trace.len(),
-        "sources": cx.sources,
+        "sources": schedule::sources_json(&cx.sources),
         "coherence": cx.coherence,
         "dependencies": cx.dependencies,
         "reorderings": cx.reorderings,
@@ -298,59 +299,37 @@ fn graph_json(cx: &Counterexample) -> Value {
     })
 }
 
-/// [`graph_json`] put back into `cx`, a replay of the same schedule; false if it does not fit.
-fn add_graph(cx: &mut Counterexample, v: &Value) -> bool {
-    fn pairs(v: &Value) -> Option<Vec<(usize, Option<usize>)>> {
-        v.as_array()?
-            .iter()
-            .map(|p| Some((p[0].as_u64()? as usize, p[1].as_u64().map(|j| j as usize))))
-            .collect()
+/// [`graph_json`] put on `cx`, a replay of the same schedule; `None` (and `cx` as it was) if it
+/// does not fit.
+fn add_graph(cx: &mut Counterexample, v: &Value) -> Option<()> {
+    fn items<T>(v: &Value, item: impl Fn(&Value) -> Option<T>) -> Option<Vec<T>> {
+        v.as_array()?.iter().map(item).collect()
     }
-    fn triples(v: &Value) -> Option<Vec<(usize, usize, &'static str)>> {
-        v.as_array()?
-            .iter()
-            .map(|t| {
-                Some((
-                    t[0].as_u64()? as usize,
-                    t[1].as_u64()? as usize,
-                    known(&t[2])?,
-                ))
-            })
-            .collect()
-    }
-    let coherence = v["coherence"].as_array().and_then(|c| {
-        c.iter()
-            .map(|order| {
-                (order.as_array()?.iter())
-                    .map(|i| i.as_u64().map(|i| i as usize))
-                    .collect::<Option<Vec<_>>>()
-            })
-            .collect::<Option<Vec<_>>>()
-    });
-    let weakness = match &v["weakness"] {
-        Value::Null => Some(None),
-        w => known(w).map(Some),
+    // (two events and why the model relates them)
+    let pair = |t: &Value| {
+        Some((
+            t[0].as_u64()? as usize,
+            t[1].as_u64()? as usize,
+            known(&t[2])?,
+        ))
     };
-    let fits = v["events"].as_u64() == Some(cx.trace.len() as u64);
-    match (
-        fits,
-        pairs(&v["sources"]),
-        coherence,
-        triples(&v["dependencies"]),
-    ) {
-        (true, Some(sources), Some(coherence), Some(dependencies)) => {
-            let (Some(reorderings), Some(weakness)) = (triples(&v["reorderings"]), weakness) else {
-                return false;
-            };
-            cx.sources = sources;
-            cx.coherence = coherence;
-            cx.dependencies = dependencies;
-            cx.reorderings = reorderings;
-            cx.weakness = weakness;
-            true
-        }
-        _ => false,
+    if v["events"].as_u64()? != cx.trace.len() as u64 {
+        return None;
     }
+    let sources = items(&v["sources"], schedule::source_of)?;
+    let coherence = items(&v["coherence"], schedule::order_of)?;
+    let dependencies = items(&v["dependencies"], pair)?;
+    let reorderings = items(&v["reorderings"], pair)?;
+    let weakness = match &v["weakness"] {
+        Value::Null => None,
+        w => Some(known(w)?),
+    };
+    cx.sources = sources;
+    cx.coherence = coherence;
+    cx.dependencies = dependencies;
+    cx.reorderings = reorderings;
+    cx.weakness = weakness;
+    Some(())
 }
 
 /// One of the few phrases a counterexample names dependencies and weaknesses by, kept for
@@ -365,34 +344,6 @@ fn known(v: &Value) -> Option<&'static str> {
     let k: &'static str = Box::leak(s.to_string().into_boxed_str());
     known.push(k);
     Some(k)
-}
-
-/// A reply as JSON: [value] or [value, mask, [bytes]].
-fn reply_json(r: &Reply) -> Value {
-    match &r.patch {
-        None => json!([r.value]),
-        Some((mask, bytes)) => json!([r.value, mask, bytes.as_slice()]),
-    }
-}
-
-/// A reply from JSON; `None` if it is not one.
-fn reply_of(v: &Value) -> Option<Reply> {
-    let value = v[0].as_u64()?;
-    let patch = match v.get(1) {
-        None => None,
-        Some(mask) => {
-            let mut bytes = [0u8; MAX_ACCESS];
-            let given = v[2].as_array()?;
-            if given.len() != MAX_ACCESS {
-                return None;
-            }
-            for (b, g) in bytes.iter_mut().zip(given) {
-                *b = u8::try_from(g.as_u64()?).ok()?;
-            }
-            Some((mask.as_u64()?, bytes))
-        }
-    };
-    Some(Reply { value, patch })
 }
 
 /// A schedule from JSON; `None` if it is not one.
@@ -572,17 +523,6 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         nondet_values: req["nondet_values"].as_u64().ok_or("no nondet domain")? as u32,
         graph: req["graph"].as_bool().unwrap_or(false),
     };
-    let dealt = match &req["deal"] {
-        Value::Null => None,
-        v => Some((
-            Shard {
-                index: v["shard"][0].as_u64().ok_or("no shard")?,
-                count: v["shard"][1].as_u64().ok_or("no shard")?,
-            },
-            v["counts_top"].as_bool().ok_or("no dealing")?,
-            v["claims"].as_bool().ok_or("no dealing")?,
-        )),
-    };
     // SAFETY: the runtime's mapping of the channel, for the life of the process.
     let ch = unsafe { Channel::borrowed(ops.channel, ops.channel_size as usize) };
     if !ch.intact() {
@@ -609,12 +549,19 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         area.header().split.store(1, SeqCst);
         bell.ring();
     };
-    let claim_leaf = |nth: u64| area.claim(&bell, &json!(nth));
-    let dealing = dealt.map(|(shard, counts_top, claims)| Dealing {
-        shard,
-        counts_top,
-        claim: claims.then_some(&claim_leaf as &(dyn Fn(u64) -> bool + Sync)),
-    });
+    let claim_block = |block: u64| area.claim(&bell, &json!(block));
+    let dealing = match &req["deal"] {
+        Value::Null => None,
+        v => Some(Dealing {
+            shard: Shard {
+                index: v["shard"][0].as_u64().ok_or("no shard")?,
+                count: v["shard"][1].as_u64().ok_or("no shard")?,
+            },
+            counts_top: v["counts_top"].as_bool().ok_or("no dealing")?,
+            claim: (v["claims"].as_bool().ok_or("no dealing")?)
+                .then_some(&claim_block as &(dyn Fn(u64) -> bool + Sync)),
+        }),
+    };
     let split = match &req["split"] {
         Value::Null => None,
         v => Some(Split {
@@ -651,7 +598,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         "stats": [s.executions, s.blocked, s.bounded, s.events, s.depth],
         "errors": o.errors.iter().map(|(cx, n)| json!({
             "schedule": schedule_json(&cx.schedule), "count": n,
-            "replies": cx.replies.iter().map(reply_json).collect::<Vec<_>>(),
+            "replies": cx.replies.iter().map(schedule::reply_json).collect::<Vec<_>>(),
             "graph": cfg.graph.then(|| graph_json(cx)),
             "found": [cx.found.0, cx.found.1],
         })).collect::<Vec<_>>(),
@@ -698,7 +645,10 @@ pub(super) fn explore(
         let Some(mut cx) = r.error else {
             return Ok(None);
         };
-        if e.graph.as_ref().is_some_and(|g| !add_graph(&mut cx, g)) {
+        if e.graph
+            .as_ref()
+            .is_some_and(|g| add_graph(&mut cx, g).is_none())
+        {
             return Ok(None);
         }
         let count = e.count;
@@ -743,7 +693,9 @@ fn decode(v: &Value) -> Option<(Outcome, Vec<Found>)> {
         let found = (n(&e["found"][0])?, n(&e["found"][1])?);
         let replies = match &e["replies"] {
             Value::Null => Vec::new(),
-            r => r.as_array()?.iter().map(reply_of).collect::<Option<_>>()?,
+            r => (r.as_array()?.iter())
+                .map(schedule::reply_of)
+                .collect::<Option<_>>()?,
         };
         errors.push(Found {
             schedule: schedule_of(&e["schedule"])?,
@@ -798,7 +750,7 @@ impl NativeTarget {
         let Some(area) = self.area.as_ref() else {
             return Ok(None);
         };
-        // a claim the worker asks for: its leaf of the split top, or a graph's number
+        // a claim the worker asks for: its leaf of the split top, or a block of graphs
         let answer = |v: &Value| match portion {
             Portion::Whole => Some(false),
             Portion::Split(s) => schedule_of(v).map(|p| (s.claim)(&p)),

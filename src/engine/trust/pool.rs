@@ -187,8 +187,9 @@ pub(super) enum Visit {
 }
 
 /// How the graphs below the top are dealt: round the shards, each taking every `count`-th, and
-/// among the workers of one shard to the first that claims each (`claim`, with the graph's
-/// number in the order every worker meets them).
+/// among the workers of one shard to the first that claims each block of them (`claim`, with
+/// the block's number: `CLAIM_BLOCK` of the shard's graphs in the order every worker meets
+/// them).
 #[derive(Clone, Copy)]
 pub struct Dealing<'a> {
     pub shard: Shard,
