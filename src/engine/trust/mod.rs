@@ -19,7 +19,7 @@
 //! code wrote over it since), any other is given its write's bytes (the runtime reports what
 //! each store wrote over, so a read of the initial value gets those).
 
-use crate::event::{Event, Op, Pending, Reply, StoreBytes, ThreadId};
+use crate::event::{Event, Op, Pending, Reply, ScriptStep, StoreBytes, ThreadId};
 use crate::graph::{Conditional, EventId, Graph, Label};
 use crate::model::Model;
 use crate::results::{ErrorKind, Outcome};
@@ -217,6 +217,8 @@ struct Trust<'a> {
 struct Memory {
     last: rustc_hash::FxHashMap<u64, EventId>,
     before: rustc_hash::FxHashMap<u64, StoreBytes>,
+    /// The step of the execution's first store at each location in `before`.
+    first: rustc_hash::FxHashMap<u64, usize>,
 }
 
 /// The operations of `g`'s events: an access over several pieces is one.
@@ -287,14 +289,19 @@ impl Trust<'_> {
     }
 
     fn replay_as_scripted(&mut self, g: &mut Graph) -> Result<Option<Snapshot>, ExecError> {
-        let snap = self.exec.begin()?;
-        self.slots = vec![0];
-        self.trace.clear();
-        self.trace_events.clear();
-        self.replies.clear();
+        let snap = match self.resume(g)? {
+            Some(snap) => snap,
+            None => {
+                self.slots = vec![0];
+                self.trace.clear();
+                self.trace_events.clear();
+                self.replies.clear();
+                self.memory = Memory::default();
+                self.ran.clear();
+                self.exec.begin()?
+            }
+        };
         self.converted = None;
-        self.memory = Memory::default();
-        self.ran.clear();
         self.split.clear();
         // a graph with an event added before a kept one of its thread (a hole filled) or
         // with a hole: its kept events may not be what the thread does now
@@ -306,6 +313,82 @@ impl Trust<'_> {
             g.add_thread(None);
         }
         self.catch_up(g, snap)
+    }
+
+    /// Starts the program with the steps that begin both the last execution and `g`'s replay
+    /// carried out by the executor alone ([`Executor::begin_after`]), where it can: the
+    /// engine's own state of the last execution is cut back to after them (the trace, the
+    /// replies, what memory holds, the slots), which is what replaying them would make, as
+    /// the steps and their replies are the same. `None` (nothing started) where no step is
+    /// shared, or the executor runs the script ahead by itself.
+    fn resume(&mut self, g: &Graph) -> Result<Option<Snapshot>, ExecError> {
+        let limit = (self.exec.max_prefix())
+            .min(self.trace.len())
+            .min(self.trace_events.len())
+            .min(self.replies.len());
+        // (an access over several pieces is one step of several events)
+        if limit == 0 || self.exec.takes_script() || g.events().any(|e| g.event(e).piece.is_some())
+        {
+            return Ok(None);
+        }
+        let (steps, events) = self.script_for(g, limit);
+        // A step is shared where it is the same event given the same reply, so the thread does
+        // the same; its write then wrote the same bytes, which the graph must have (an update
+        // a revisit gave another write to read has those it wrote before, until it runs
+        // again); and not a compare-exchange (whether it wrote is its label).
+        let same = |i: usize, step: &ScriptStep, e: EventId| {
+            let ScriptStep::Run { slot, reply, .. } = step else {
+                return false;
+            };
+            let written = match g.label(e).written() {
+                _ if g.label(e).location() == Some(FENCE_LOCATION) => true,
+                Some(b) => b.len() <= 8 && Some(le_value(b)) == self.trace[i].value_written,
+                None => true,
+            };
+            self.trace_events[i] == Some(e)
+                && self.replies[i].0 == *slot
+                && self.replies[i].1 == *reply
+                && !matches!(self.trace[i].op, Op::Cas { .. })
+                && written
+        };
+        let shared = (steps.iter().zip(&events).enumerate())
+            .take_while(|&(i, (step, &e))| same(i, step, e))
+            .count();
+        if shared == 0 {
+            return Ok(None);
+        }
+        let (snap, done) = self.exec.begin_after(&mut steps[..shared].iter())?;
+        self.trace.truncate(done);
+        self.trace_events.truncate(done);
+        self.replies.truncate(done);
+        self.slots = vec![0];
+        self.ran.clear();
+        self.ran.resize(g.threads.len(), 0);
+        self.memory.last.clear();
+        for &e in self.trace_events.iter().flatten() {
+            self.ran[e.thread as usize] = e.index + 1;
+            let label = g.label(e);
+            if let Label::Spawn { child } = *label {
+                self.slots.push(child);
+            }
+            match label.location() {
+                Some(addr) if label.writes() && addr != FENCE_LOCATION => {
+                    self.memory.last.insert(addr, e);
+                }
+                _ => {}
+            }
+        }
+        let memory = &mut self.memory;
+        memory.first.retain(|_, &mut step| step < done);
+        memory
+            .before
+            .retain(|addr, _| memory.first.contains_key(addr));
+        if snap.slots.len() != self.slots.len() {
+            // (a thread was not created as the last execution's was: step by step instead)
+            self.exec.end()?;
+            return Ok(None);
+        }
+        Ok(Some(snap))
     }
 
     /// Replays the events of `g` that threads can run next, up to the holes and the ends of

@@ -64,18 +64,23 @@ impl Trust<'_> {
     pub(super) fn hand_script(&mut self, g: &Graph, scripted: bool) {
         self.script.clear();
         if scripted {
-            self.script.steps = self.script_for(g);
+            self.script.steps = self.script_for(g, usize::MAX).0;
         }
         self.exec.script(self.script.steps.clone());
     }
 
-    fn script_for(&self, g: &Graph) -> Vec<ScriptStep> {
+    /// The first `limit` steps of `g`'s replay as far as they are known, and each one's event.
+    pub(super) fn script_for(&self, g: &Graph, limit: usize) -> (Vec<ScriptStep>, Vec<EventId>) {
         let cycles = self.model.porf_cycles();
         let mut ran = vec![0u32; g.threads.len()];
         let mut slots: Vec<u32> = vec![0];
         let mut last: HashMap<u64, EventId> = HashMap::default();
         let mut steps = Vec::new();
-        while let Some(e) = g.next_to_replay(&ran, cycles) {
+        let mut events = Vec::new();
+        while let Some(e) = g
+            .next_to_replay(&ran, cycles)
+            .filter(|_| steps.len() < limit)
+        {
             let Some(slot) = slots.iter().position(|&t| t == e.thread) else {
                 break;
             };
@@ -127,6 +132,7 @@ impl Trust<'_> {
                 pc: ev.pc,
                 addr: location.unwrap_or(0),
             });
+            events.push(e);
             if let Label::Spawn { child } = *label {
                 slots.push(child);
             }
@@ -140,6 +146,6 @@ impl Trust<'_> {
             }
             ran[e.thread as usize] += 1;
         }
-        steps
+        (steps, events)
     }
 }

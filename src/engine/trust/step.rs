@@ -164,6 +164,7 @@ impl Trust<'_> {
         if !self.memory.before.contains_key(&addr) {
             self.script.note_initial(addr, &replaced);
             self.memory.before.insert(addr, replaced);
+            self.memory.first.insert(addr, self.trace.len());
         }
     }
 

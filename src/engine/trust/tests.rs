@@ -16,7 +16,6 @@ fn check(threads: Vec<Vec<(Op, u64)>>, model: &dyn Model, assertion: Option<Chec
     let mut mock = Mock::new(threads, assertion);
     mock.graph = true;
     mock.observe_reads = true;
-    mock.prefixes = false;
     super::explore(&mut mock, model, &Config::default(), &mut |_| true).unwrap()
 }
 
@@ -107,6 +106,45 @@ fn random_programs(model: &dyn Model, sem: Option<Semantics>, seed: u64, program
         let want = (sources.len() as u64, 0, values);
         assert_eq!(got, want, "{} program {threads:?}", model.name());
     }
+}
+
+/// Each graph's replay begins with the steps it shares with the execution before, which the
+/// executor carries out alone: the same graphs and values as replaying every step through the
+/// engine, most steps skipped.
+#[test]
+fn shared_steps_are_carried_out_by_the_executor() {
+    let program = || {
+        vec![
+            vec![store(X, 1), fetch_add(Y, 1), load(X)],
+            vec![load(Y), store(Y, 12), load(X)],
+            vec![store(X, 21), load(Y), fetch_add(X, 1)],
+        ]
+    };
+    let explore = |prefixes: bool| {
+        let mut mock = Mock::new(program(), None);
+        mock.graph = true;
+        mock.observe_reads = true;
+        mock.prefixes = prefixes;
+        let o = super::explore(&mut mock, &TSO, &Config::default(), &mut |_| true).unwrap();
+        (
+            o.stats.executions,
+            o.stats.blocked,
+            o.observations,
+            mock.skipped,
+        )
+    };
+    let (with, without) = (explore(true), explore(false));
+    assert_eq!(
+        (with.0, with.1, &with.2),
+        (without.0, without.1, &without.2)
+    );
+    assert_eq!(without.3, 0);
+    assert!(
+        with.3 > 2 * with.0,
+        "{} steps skipped in {} executions",
+        with.3,
+        with.0
+    );
 }
 
 #[test]
@@ -391,7 +429,6 @@ fn compared_with_interleavings(
     let mut mock = Mock::new(threads.to_vec(), None);
     mock.graph = true;
     mock.observe_reads = true;
-    mock.prefixes = false;
     let got = super::explore(&mut mock, model, &cfg, &mut |_| true).unwrap();
     // (the values read where the mock's stores are buffered are the engine's to give, not
     // observed alike: compared under sc)
