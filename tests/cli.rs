@@ -86,6 +86,51 @@ fn interrupt_stops_everything() {
     }
 }
 
+/// An interrupted check says how far it got, and that it has no verdict: five threads that
+/// all write and read three shared words (far too many executions to finish), interrupted
+/// once it has run a while, under both engines.
+#[test]
+fn an_interrupted_check_says_how_far_it_got() {
+    let scratch = Scratch::new("interrupt-far");
+    std::fs::create_dir_all(scratch.0.join("tmp")).unwrap();
+    let src = scratch.0.join("crowd.c");
+    std::fs::write(
+        &src,
+        "#include <pthread.h>\nvolatile int w[3];\n\
+         static void *t(void *a) { long i = (long)a; w[i % 3] = i; int s = w[(i + 1) % 3];\n\
+         w[(i + 2) % 3] = s + 1; return (void *)(long)w[i % 3]; }\n\
+         int main(void) { pthread_t x[5]; for (long i = 0; i < 5; i++) pthread_create(&x[i], 0, t, (void *)i);\n\
+         for (int i = 0; i < 5; i++) pthread_join(x[i], 0); return 0; }\n",
+    )
+    .unwrap();
+    let bin = compile(&scratch, &src, "gcc", &["-O2"]);
+    for engine in ["interleaving", "graph"] {
+        let child = Command::new(common::checker())
+            .args([bin.to_str().unwrap(), "--engine", engine, "-j", "1"])
+            .current_dir(&scratch.0)
+            .env("TMPDIR", scratch.0.join("tmp"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: signalling the child we started, by its PID.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{engine}: {stderr}");
+        let line = stderr.lines().last().unwrap_or_default();
+        let n: u64 = line
+            .strip_prefix("smc-run: interrupted after ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{engine}: {stderr}"));
+        assert!(n > 100, "{engine}: {line}");
+        assert!(line.ends_with("no verdict"), "{engine}: {line}");
+        assert_nothing_left(&bin, Duration::from_secs(5));
+    }
+}
+
 #[test]
 fn the_checker_outlives_its_parent_and_still_cleans_up() {
     let scratch = Scratch::new("orphan");

@@ -590,11 +590,14 @@ fn explore(
         nondet_values: cli.bounds.nondet_values,
         graph,
     };
+    // (the executions explored so far, for the message of an interrupted check)
+    let explored = std::sync::atomic::AtomicU64::new(0);
     let result = match replay {
         Some(r) => engine::replay(&mut target, model, &cfg, &r.steps, &r.replies, cli.gdb),
         None => {
             let bar = report::progress::Bar::new(!cli.quiet && !cli.json);
             let progress = |s: &results::Stats| {
+                explored.store(s.executions, std::sync::atomic::Ordering::Relaxed);
                 bar.update(s, started.elapsed());
                 !supervisor::interrupted()
             };
@@ -615,10 +618,17 @@ fn explore(
         }
     };
     let elapsed = started.elapsed().as_secs_f64();
+    let stopped = || {
+        let n = explored.load(std::sync::atomic::Ordering::Relaxed);
+        UsageError(format!(
+            "interrupted after {n} executions in {elapsed:.1} s, before the exploration ended: \
+             no verdict"
+        ))
+    };
     let mut outcome = match result {
         Ok(o) => o,
         Err(ExecError::Timeout { .. }) => unreachable!("the engine reports time-outs as hangs"),
-        Err(ExecError::Interrupted) => return Err(UsageError("interrupted".into())),
+        Err(ExecError::Interrupted) => return Err(stopped()),
         Err(ExecError::Fatal(msg)) => return Err(UsageError(msg)),
     };
     if let Some(r) = replay.filter(|r| !r.replies.is_empty()) {
@@ -644,7 +654,7 @@ fn explore(
         return Ok(None);
     }
     if supervisor::interrupted() {
-        return Err(UsageError("interrupted".into()));
+        return Err(stopped());
     }
     let part = report::Part {
         jobs: workers,
