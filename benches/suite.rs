@@ -175,6 +175,14 @@ fn suite() -> Vec<Program> {
                 .engine(engine),
         );
     }
+    // the graph engine's workers on it (compare with the graph row)
+    v.push(
+        program("parallel", "benches/programs/five_threads.c", &[])
+            .expect([OK, OK, OK])
+            .engine("graph")
+            .jobs(2)
+            .full_only(true),
+    );
     // scaling: how time grows with executions and events
     for n in 2..=8 {
         let d = format!("-DN={n}");
