@@ -331,13 +331,13 @@ impl Trust<'_> {
         {
             return Ok(None);
         }
-        let (steps, events) = self.script_for(g, limit);
         // A step is shared where it is the same event given the same reply, so the thread does
         // the same; its write then wrote the same bytes, which the graph must have (an update
         // a revisit gave another write to read has those it wrote before, until it runs
-        // again); and not a compare-exchange (whether it wrote is its label).
+        // again); and not a compare-exchange (whether it wrote is its label). (The script is
+        // made only as far as it is shared.)
         let same = |i: usize, step: &ScriptStep, e: EventId| {
-            let ScriptStep::Run { slot, reply, .. } = step else {
+            let (true, ScriptStep::Run { slot, reply, .. }) = (i < limit, step) else {
                 return false;
             };
             let written = match g.label(e).written() {
@@ -351,13 +351,12 @@ impl Trust<'_> {
                 && !matches!(self.trace[i].op, Op::Cas { .. })
                 && written
         };
-        let shared = (steps.iter().zip(&events).enumerate())
-            .take_while(|&(i, (step, &e))| same(i, step, e))
-            .count();
+        let steps = self.script_for(g, same);
+        let shared = steps.len();
         if shared == 0 {
             return Ok(None);
         }
-        let (snap, done) = self.exec.begin_after(&mut steps[..shared].iter())?;
+        let (snap, done) = self.exec.begin_after(&mut steps.iter())?;
         self.trace.truncate(done);
         self.trace_events.truncate(done);
         self.replies.truncate(done);

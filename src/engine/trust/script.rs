@@ -64,23 +64,24 @@ impl Trust<'_> {
     pub(super) fn hand_script(&mut self, g: &Graph, scripted: bool) {
         self.script.clear();
         if scripted {
-            self.script.steps = self.script_for(g, usize::MAX).0;
+            self.script.steps = self.script_for(g, |_, _, _| true);
         }
         self.exec.script(self.script.steps.clone());
     }
 
-    /// The first `limit` steps of `g`'s replay as far as they are known, and each one's event.
-    pub(super) fn script_for(&self, g: &Graph, limit: usize) -> (Vec<ScriptStep>, Vec<EventId>) {
+    /// The steps of `g`'s replay as far as they are known, up to the first that `take` (given
+    /// its number, the step and its event) refuses.
+    pub(super) fn script_for(
+        &self,
+        g: &Graph,
+        mut take: impl FnMut(usize, &ScriptStep, EventId) -> bool,
+    ) -> Vec<ScriptStep> {
         let cycles = self.model.porf_cycles();
         let mut ran = vec![0u32; g.threads.len()];
         let mut slots: Vec<u32> = vec![0];
         let mut last: HashMap<u64, EventId> = HashMap::default();
         let mut steps = Vec::new();
-        let mut events = Vec::new();
-        while let Some(e) = g
-            .next_to_replay(&ran, cycles)
-            .filter(|_| steps.len() < limit)
-        {
+        while let Some(e) = g.next_to_replay(&ran, cycles) {
             let Some(slot) = slots.iter().position(|&t| t == e.thread) else {
                 break;
             };
@@ -126,13 +127,16 @@ impl Trust<'_> {
                     }
                 }
             };
-            steps.push(ScriptStep::Run {
+            let step = ScriptStep::Run {
                 slot: slot as u32,
                 reply,
                 pc: ev.pc,
                 addr: location.unwrap_or(0),
-            });
-            events.push(e);
+            };
+            if !take(steps.len(), &step, e) {
+                break;
+            }
+            steps.push(step);
             if let Label::Spawn { child } = *label {
                 slots.push(child);
             }
@@ -146,6 +150,6 @@ impl Trust<'_> {
             }
             ran[e.thread as usize] += 1;
         }
-        (steps, events)
+        steps
     }
 }
