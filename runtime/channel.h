@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define SMC_CHANNEL_MAGIC 0x314e4843434d53ULL /* "SMCCHN1" */
-#define SMC_CHANNEL_VERSION 18
+#define SMC_CHANNEL_VERSION 19
 #define SMC_MAX_THREADS 256
 #define SMC_MSG_LEN 512
 #define SMC_MAX_ACCESS 64   /* bytes of one access that can be buffered or substituted */
@@ -30,7 +30,9 @@ enum smc_op {
     SMC_OP_LOAD = 1,          /* addr, size */
     SMC_OP_STORE = 2,         /* addr, size */
     SMC_OP_RMW = 3,           /* atomic read-modify-write (lock prefix, xchg) */
-    SMC_OP_CAS = 4,           /* atomic compare-exchange; result says whether it wrote */
+    SMC_OP_CAS = 4,           /* atomic compare-exchange; result says whether it wrote. With arg
+                               * SMC_CAS_OPERANDS: addr2 what it compares memory with, arg2
+                               * what it writes if equal (each `size` bytes, little-endian) */
     SMC_OP_RMW_LOAD = 5,      /* first half of a non-atomic read-modify-write */
     SMC_OP_RMW_STORE = 6,     /* its second half */
     SMC_OP_FENCE = 7,         /* arg: 1 mfence, 2 sfence, 3 lfence */
@@ -165,6 +167,7 @@ struct smc_slot {
     uint64_t addr2;
     uint64_t size;
     uint64_t arg;
+    uint64_t arg2;   /* a second operand (SMC_OP_CAS) */
     uint64_t pc;     /* instruction or call-site address of the pending event */
     uint64_t hash;   /* hash of the thread-local state at a pending load (await detection) */
     uint64_t reply;  /* supervisor -> runtime: result of the pending event */
@@ -240,6 +243,10 @@ struct smc_log_entry {
     uint32_t slot;
     struct smc_slot copy;
 };
+
+/* smc_slot.arg of SMC_OP_CAS: addr2 and arg2 hold its operands (a compare-exchange of at most
+ * 8 bytes whose registers the runtime read) */
+#define SMC_CAS_OPERANDS 1u
 
 #define SMC_PREV_WROTE 1u /* the previous event did write (a CAS that succeeded) */
 #define SMC_PREV_VALID 2u /* prev_* describe an executed event */

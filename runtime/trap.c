@@ -275,8 +275,8 @@ static void wait_go(struct smc_slot *s, const struct hash_src *h) {
  * else run; with real threads, a supervisor in the checker (which reads the slot once it sees
  * `running` at 0) or a logged script, before the stop is published. Either way the registers
  * and the stack near them are as they were at the stop: nothing else ran in between. */
-uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg, uint64_t pc,
-                  const struct hash_src *h, uint32_t site) {
+static uint64_t stop_with(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg, uint64_t arg2,
+                          uint64_t pc, const struct hash_src *h, uint32_t site) {
     if (__builtin_expect(t_atomic_begin_pc != 0, 0)) {
         /* the first visible operation of an atomic section: the section begins before it */
         uint64_t begun = t_atomic_begin_pc;
@@ -298,6 +298,7 @@ uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uin
     s->addr2 = addr2;
     s->size = size;
     s->arg = arg;
+    s->arg2 = arg2;
     s->pc = pc;
     s->hash = 0;
     s->site = site;
@@ -317,6 +318,19 @@ uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uin
     if (g_coroutines) smc_clear_below_sp();
     errno = saved_errno;
     return LOAD(&s->reply);
+}
+
+uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg, uint64_t pc,
+                  const struct hash_src *h, uint32_t site) {
+    return stop_with(op, addr, addr2, size, arg, 0, pc, h, site);
+}
+
+/* A compare-exchange's stop, with what it compares memory with and what it writes if equal
+ * (of `size` bytes): the engine knows before it chooses a source whether the operation
+ * writes with it. */
+static uint64_t stop_cas(uint64_t ea, uint64_t size, uint64_t expected, uint64_t desired, uint64_t pc,
+                         const struct hash_src *h, uint32_t site) {
+    return stop_with(SMC_OP_CAS, ea, expected, size, SMC_CAS_OPERANDS, desired, pc, h, site);
 }
 
 /* ---- the trap path ---- */
@@ -395,6 +409,21 @@ static int cas_would_write(const struct smc_site *st, uint64_t ea, const greg_t 
     memcpy(&cur, (const void *)ea, st->size);
     if (st->size < 8) want &= (1ULL << (8 * st->size)) - 1;
     return cur == want;
+}
+
+/* Compare-exchange site `st`'s operands, of `st->size` bytes: what it compares memory with and
+ * what it writes if equal. 0 where not known (cmpxchg16b's are 16 bytes). */
+static int cas_operands(const struct smc_site *st, const greg_t *uc, uint64_t *expected, uint64_t *desired) {
+    if (st->kind == SMC_SITE_CAS2) {
+        if (st->size != 8) return 0;
+        *expected = (smc_acc(uc) & 0xffffffffu) | (smc_acc_hi(uc) << 32);
+        *desired = (smc_reg(uc, 3) & 0xffffffffu) | (smc_reg(uc, 1) << 32); /* ecx:ebx */
+        return 1;
+    }
+    if (!smc_cmpxchg_source((const uint8_t *)g_tramp + st->copy_off, uc, st->size, desired)) return 0;
+    *expected = smc_acc(uc);
+    if (st->size < 8) *expected &= (1ull << (8 * st->size)) - 1;
+    return 1;
 }
 
 /* Die of `sig` as if nobody handled it. */
@@ -605,7 +634,7 @@ static void rust_mutex_lock_contended(uint64_t pc, greg_t *uc, uint32_t site_no)
     for (;;) {
         t_in_trap = 1;
         t_trap_pc = at;
-        smc_stop(SMC_OP_CAS, ea, 0, 4, 0, at, &blocked, site_no);
+        stop_cas(ea, 4, 0, 2, at, &blocked, site_no);
         patch_tentative(&ch->slots[t_slot], ea, 4);
         uint32_t free_word = 0;
         int taken = LOAD(word) == 0;
@@ -746,11 +775,14 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
         note_executed(ea, size, 1, 1);
         break;
     case SMC_SITE_CAS:
-    case SMC_SITE_CAS2:
-        smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, &hash, site_no);
+    case SMC_SITE_CAS2: {
+        uint64_t expected = 0, desired = 0;
+        if (cas_operands(st, uc, &expected, &desired)) stop_cas(ea, size, expected, desired, pc, &hash, site_no);
+        else smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, &hash, site_no);
         patch_tentative(slot, ea, size);
         note_executed(ea, size, 1, cas_would_write(st, ea, uc));
         break;
+    }
     default: {
         if (LOAD(&ch->nthreads) == 1) {
             /* No other thread exists yet, so nobody can see it half done: run it as it is,

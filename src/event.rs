@@ -557,6 +557,16 @@ pub struct Pending {
     /// Loads of the thread so far in the execution that were no event (they fell on its own
     /// memory): a dependency on an earlier load event does not hold past one.
     pub skipped: u32,
+    /// A compare-exchange's operands, where the runtime knows them.
+    pub cas: Option<CasOperands>,
+}
+
+/// What a compare-exchange compares memory with and what it writes if equal (little-endian,
+/// of its access size): whether it writes follows from the write it reads from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct CasOperands {
+    pub expected: u64,
+    pub desired: u64,
 }
 
 /// An executed event of the trace.

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{Op, StoreBytes};
+use crate::event::{CasOperands, Op, StoreBytes};
 
 /// An event: its thread (the graph's own dense index, in order of creation) and its position
 /// in the thread's program order.
@@ -152,9 +152,9 @@ pub struct GraphEvent {
     /// A locked instruction that may only read (x86's `lock cmpxchg` that finds another
     /// value): a full barrier whatever it did.
     pub locked: bool,
-    /// A compare-exchange that wrote: the value it compared with (what it read), which tells
-    /// whether it still writes when a revisit gives it another write to read.
-    pub expected: Option<StoreBytes>,
+    /// A compare-exchange's operands (reported by the runtime, or, where it did not, what
+    /// one that wrote read and wrote), which tell whether it writes with another source.
+    pub cas: Option<CasOperands>,
 }
 
 impl GraphEvent {
@@ -372,7 +372,7 @@ impl Graph {
             choice: None,
             piece: None,
             locked: false,
-            expected: None,
+            cas: None,
         };
         let evs = &mut self.threads[e.thread as usize];
         match evs.get_mut(e.index as usize) {

@@ -26,7 +26,7 @@ macro_rules! fields {
 fn rust_mirror_matches_the_c_header() {
     let mut rust = fields!(Site, "smc_site": offset, disp, copy_off, size, kind, len, base, index, scale, addr32, orig, dead_regs, string_op, rep, spin_reg, spin_value, await_mask);
     rust.extend(
-        fields!(Slot, "smc_slot": go, state, parent, op, addr, addr2, size, arg, pc, hash, reply,
+        fields!(Slot, "smc_slot": go, state, parent, op, addr, addr2, size, arg, arg2, pc, hash, reply,
         prev_read, prev_written, prev_flags, site, patch_mask, stored_size, skipped, pending_head, pending_tail, patch, stored, replaced),
     );
     rust.extend(fields!(Commit, "smc_commit": addr, size, owner, bytes));

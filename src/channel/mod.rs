@@ -15,7 +15,7 @@ use crate::event::{FenceKind, Op, Pending, StoreBytes, TargetAddr};
 use crate::site::Site;
 
 pub const MAGIC: u64 = 0x314e4843434d53;
-pub const VERSION: u32 = 18;
+pub const VERSION: u32 = 19;
 pub const MAX_THREADS: usize = 256;
 pub const MSG_LEN: usize = 512;
 pub use crate::event::MAX_ACCESS;
@@ -79,6 +79,9 @@ pub mod op {
     /// `NONDET`'s arg: the type is signed, or `_Bool`.
     pub const NONDET_SIGNED: u64 = 1;
     pub const NONDET_BOOL: u64 = 2;
+    /// `arg` of a compare-exchange whose operands the runtime reports: `addr2` what it
+    /// compares with, `arg2` what it writes.
+    pub const CAS_OPERANDS: u64 = 1;
 }
 
 pub mod slot_state {
@@ -175,6 +178,8 @@ pub struct Slot {
     pub addr2: u64,
     pub size: u64,
     pub arg: u64,
+    /// A second operand: a compare-exchange's value to write (with [`op::CAS_OPERANDS`]).
+    pub arg2: u64,
     pub pc: u64,
     pub hash: u64,
     pub reply: u64,
@@ -905,6 +910,12 @@ impl Channel {
             hash: s.hash,
             site: s.site,
             skipped: s.skipped,
+            cas: (s.op == op::CAS && s.arg & op::CAS_OPERANDS != 0 && size <= 8).then_some(
+                crate::event::CasOperands {
+                    expected: s.addr2,
+                    desired: s.arg2,
+                },
+            ),
         })
     }
 

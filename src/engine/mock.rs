@@ -7,7 +7,7 @@ use super::{
     Ended, ExecError, Executed, Executor, ProcessEnd, Reply, RuntimeError, RuntimeErrorKind,
     ScriptStep, SlotState, SlotView, Snapshot,
 };
-use crate::event::{Op, Pending, StoreBytes, TargetAddr};
+use crate::event::{CasOperands, Op, Pending, StoreBytes, TargetAddr};
 
 /// A checked condition over final memory: an "assertion" that fails when it returns false.
 pub type Check = fn(&HashMap<u64, u64>) -> bool;
@@ -61,6 +61,8 @@ pub struct Mock {
     reads: Vec<(u32, u64)>,
     /// Carries out the prefixes of executions itself ([`Executor::begin_after`]).
     pub prefixes: bool,
+    /// Reports a compare-exchange's operands at its stop, as the runtime does for x86's.
+    pub cas_operands: bool,
     /// Steps the engine asked for one by one, and steps of prefixes carried out alone.
     pub steps: u64,
     pub skipped: u64,
@@ -187,6 +189,7 @@ impl Mock {
             observe_reads: false,
             reads: Vec::new(),
             prefixes: true,
+            cas_operands: true,
             steps: 0,
             skipped: 0,
         }
@@ -237,6 +240,21 @@ impl Mock {
         }
     }
 
+    /// Slot `i`'s compare-exchange `op`: it expects what its thread last read, and adds its
+    /// script's value to that.
+    fn operands(&self, i: usize, op: &Op) -> Option<CasOperands> {
+        let (Op::Cas { .. }, true, (Some(s), pos, _)) = (op, self.cas_operands, self.slots[i])
+        else {
+            return None;
+        };
+        let expected = self.last_read[i];
+        let value = self.scripts[s].get(pos.wrapping_sub(1))?.1;
+        Some(CasOperands {
+            expected,
+            desired: (expected + value) & 0xffff_ffff,
+        })
+    }
+
     fn snapshot(&self, ended: Option<Ended>) -> Snapshot {
         let slots = (0..self.slots.len())
             .map(|i| SlotView {
@@ -249,6 +267,7 @@ impl Mock {
                         hash: 0,
                         site: 0,
                         skipped: 0,
+                        cas: self.operands(i, &op),
                     }),
                     None => SlotState::Exited,
                 },

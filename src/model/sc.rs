@@ -43,6 +43,7 @@ mod tests {
                 hash: 0,
                 site: 0,
                 skipped: 0,
+                cas: None,
             },
         )
     }

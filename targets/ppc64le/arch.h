@@ -53,6 +53,10 @@ static inline uint64_t smc_fs_base(void) { return 0; }
 /* No compare-exchange instruction: a larx/stcx. pair is decoded otherwise. */
 static inline uint64_t smc_acc(const greg_t *g) { (void)g; return 0; }
 static inline uint64_t smc_acc_hi(const greg_t *g) { (void)g; return 0; }
+static inline int smc_cmpxchg_source(const uint8_t *insn, const greg_t *g, uint64_t size, uint64_t *out) {
+    (void)insn, (void)g, (void)size, (void)out;
+    return 0;
+}
 static inline greg_t *smc_gregs(ucontext_t *uc) { return uc->uc_mcontext.gp_regs; }
 #define SMC_NGPR 32
 

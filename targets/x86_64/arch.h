@@ -53,6 +53,24 @@ static inline uint64_t smc_fs_base(void) {
 /* The accumulator: the expected value of cmpxchg (rax) and its high half for cmpxchg16b (rdx). */
 static inline uint64_t smc_acc(const greg_t *g) { return smc_reg(g, 0); }
 static inline uint64_t smc_acc_hi(const greg_t *g) { return smc_reg(g, 2); }
+/* What `cmpxchg` (0F B0/B1; `insn` its bytes, prefixes first) writes if memory holds the
+ * accumulator: its register operand, of `size` bytes. 0 where `insn` is not one (cmpxchg8b
+ * and cmpxchg16b write rcx:rbx, read otherwise). */
+static inline int smc_cmpxchg_source(const uint8_t *insn, const greg_t *g, uint64_t size, uint64_t *out) {
+    unsigned i = 0, rex = 0;
+    while (i < 14 && (insn[i] == 0xf0 || insn[i] == 0x66 || insn[i] == 0x67 || insn[i] == 0xf2 ||
+                      insn[i] == 0xf3 || insn[i] == 0x2e || insn[i] == 0x36 || insn[i] == 0x3e ||
+                      insn[i] == 0x26 || insn[i] == 0x64 || insn[i] == 0x65))
+        i++;
+    if ((insn[i] & 0xf0) == 0x40) rex = insn[i++];
+    if (insn[i] != 0x0f || (insn[i + 1] != 0xb0 && insn[i + 1] != 0xb1)) return 0;
+    int reg = ((insn[i + 2] >> 3) & 7) | ((rex & 4) ? 8 : 0);
+    uint64_t v = smc_reg(g, reg);
+    /* (a byte operand without REX: 4-7 are ah, ch, dh, bh) */
+    if (size == 1 && !rex && reg >= 4) v = smc_reg(g, reg - 4) >> 8;
+    *out = size >= 8 ? v : v & ((1ull << (8 * size)) - 1);
+    return 1;
+}
 static inline greg_t *smc_gregs(ucontext_t *uc) { return uc->uc_mcontext.gregs; }
 #define SMC_NGPR 16
 

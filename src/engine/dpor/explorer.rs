@@ -401,6 +401,7 @@ impl<'a> Explorer<'a> {
                 hash: 0,
                 site: 0,
                 skipped: 0,
+                cas: None,
             });
         }
     }

@@ -38,6 +38,7 @@ use step::{dependencies_of, label_of};
 #[cfg(test)]
 mod brute_force;
 mod conditional;
+mod exchange;
 mod objects;
 mod pieces;
 mod pool;
@@ -663,6 +664,9 @@ impl Trust<'_> {
             let e = g.add_at(at, label, p.pc, p.hash);
             g.event_mut(e).skipped = p.skipped;
             g.event_mut(e).locked = matches!(p.op, Op::Cas { .. }) && conditional.is_none();
+            if conditional.is_none() {
+                g.event_mut(e).cas = p.cas;
+            }
             if answered(&p.op) {
                 g.event_mut(e).op = Some(p.op);
                 // an update's order is known now (a revisit may keep it before its step runs)
@@ -685,28 +689,40 @@ impl Trust<'_> {
                 Label::Read { addr, .. } => {
                     let mut candidates = self.sources(&g, e, addr);
                     self.wait_on_latest(&g, e, addr, &mut candidates);
-                    match candidates[..] {
-                        // a consistent graph and a read no event follows: some source keeps
-                        // it consistent (the latest write), and only this one is left
-                        [w] if self.sinks_stay_consistent(&g, e) => {
-                            set_source(&mut g, e, w);
-                            snap = self.step(&mut g, slot, &p, e)?;
-                        }
-                        // the source this execution takes is the last consistent one: the
-                        // program runs on with it while the others are checked (and kept)
-                        _ => {
-                            let Some((k, mut first)) = self.last_source(&g, e, &candidates) else {
-                                self.outcome.stats.blocked += 1;
-                                return self.exec.end();
-                            };
-                            let started = self.start_step(&mut first, slot, &p, e)?;
-                            let others: Vec<Graph> = candidates[..k]
-                                .iter()
-                                .filter_map(|&w| self.with_source(&g, e, w))
-                                .collect();
-                            self.todo.extend(others);
-                            snap = self.finish_step(&mut first, slot, &p, e, started)?;
-                            g = first;
+                    if let Some(mut graphs) = self.exchange_sources(&g, e, &candidates) {
+                        // (the last source's, as for a read)
+                        let Some(first) = graphs.pop() else {
+                            self.outcome.stats.blocked += 1;
+                            return self.exec.end();
+                        };
+                        self.todo.extend(graphs);
+                        g = first;
+                        snap = self.step(&mut g, slot, &p, e)?;
+                    } else {
+                        match candidates[..] {
+                            // a consistent graph and a read no event follows: some source keeps
+                            // it consistent (the latest write), and only this one is left
+                            [w] if self.sinks_stay_consistent(&g, e) => {
+                                set_source(&mut g, e, w);
+                                snap = self.step(&mut g, slot, &p, e)?;
+                            }
+                            // the source this execution takes is the last consistent one: the
+                            // program runs on with it while the others are checked (and kept)
+                            _ => {
+                                let Some((k, mut first)) = self.last_source(&g, e, &candidates)
+                                else {
+                                    self.outcome.stats.blocked += 1;
+                                    return self.exec.end();
+                                };
+                                let started = self.start_step(&mut first, slot, &p, e)?;
+                                let others: Vec<Graph> = candidates[..k]
+                                    .iter()
+                                    .filter_map(|&w| self.with_source(&g, e, w))
+                                    .collect();
+                                self.todo.extend(others);
+                                snap = self.finish_step(&mut first, slot, &p, e, started)?;
+                                g = first;
+                            }
                         }
                     }
                 }

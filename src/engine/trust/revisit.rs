@@ -5,6 +5,7 @@
 use crate::graph::{Conditional, EventId, Graph, Label, Prefix};
 use crate::model::Model;
 
+use super::exchange::revisited_exchange;
 use super::Trust;
 use crate::engine::ExecError;
 
@@ -28,10 +29,7 @@ impl Trust<'_> {
             }
             if self.model.consistent_after(&h, e) {
                 options.push(h);
-            } else if g
-                .events()
-                .any(|u| matches!(g.label(u), Label::Update { rf, .. } if *rf == w))
-            {
+            } else if sources_taken(g, addr).contains(&w) {
                 taken.push(h);
             }
         }
@@ -183,7 +181,7 @@ impl Trust<'_> {
                 Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = Some(a),
                 _ => unreachable!(),
             }
-            if !still_writes(&mut h, r, a) {
+            if !revisited_exchange(&mut h, r, a) {
                 continue;
             }
             if h.label(r).writes() && self.model.enumerates_coherence() {
@@ -222,26 +220,14 @@ impl Trust<'_> {
     }
 }
 
-/// A compare-exchange `r` that wrote, revisited by `a`: whether it still writes, comparing
-/// `a`'s value with the one it expects; one that now fails is a read (false: a graph where
-/// another event read from it, which has no such graph).
-fn still_writes(h: &mut Graph, r: EventId, a: EventId) -> bool {
-    let Some(expected) = &h.event(r).expected else {
-        return true;
-    };
-    if h.label(a).written() == Some(expected) {
-        return true;
-    }
-    let Label::Update { addr, size, rf, .. } = h.label(r).clone() else {
-        return true;
-    };
-    if h.events().any(|e| h.label(e).rf() == Some(Some(r))) {
-        return false;
-    }
-    h.unplace(r);
-    *h.label_mut(r) = Label::Read { addr, size, rf };
-    h.event_mut(r).expected = None;
-    true
+/// The writes at `addr` that an update of `g` reads from (`None`: the initial value).
+pub(super) fn sources_taken(g: &Graph, addr: u64) -> Vec<Option<EventId>> {
+    g.events()
+        .filter_map(|u| match *g.label(u) {
+            Label::Update { addr: a, rf, .. } if a == addr => Some(rf),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The first place in `addr`'s coherence order that write `w` may take in any model with

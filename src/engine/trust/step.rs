@@ -3,7 +3,9 @@
 //! may branch while the program runs on.
 
 use crate::engine::{ExecError, Snapshot};
-use crate::event::{Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
+use crate::event::{
+    CasOperands, Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS,
+};
 use crate::graph::{Dependencies, EventId, Graph, Label};
 
 use super::objects::{answered, object_label, object_of};
@@ -232,20 +234,37 @@ impl Trust<'_> {
         }
         let executed = snap.slots.get(slot as usize).and_then(|v| v.prev.clone());
         let wrote = executed.as_ref().is_some_and(|x| x.wrote);
-        if let (Op::Cas { .. }, &Label::Read { addr, size, rf }, true) = (&p.op, g.label(e), wrote)
-        {
-            *g.label_mut(e) = Label::Update {
-                addr,
-                size,
-                rf,
-                bytes: StoreBytes::new(),
-            };
-            // (what it read is what it compared with; a 16-byte one's is not reported)
-            let size = size as usize;
-            let read = executed.as_ref().and_then(|x| x.read).filter(|_| size <= 8);
-            g.event_mut(e).expected =
-                read.map(|v| StoreBytes::from_slice(&v.to_le_bytes()[..size]));
-            self.converted = Some(e);
+        match (&p.op, g.label(e), wrote) {
+            (Op::Cas { .. }, &Label::Read { addr, size, rf }, true) => {
+                *g.label_mut(e) = Label::Update {
+                    addr,
+                    size,
+                    rf,
+                    bytes: StoreBytes::new(),
+                };
+                // (what it read is what it compared with, what it stored what it writes; a
+                // 16-byte one's are not reported)
+                if g.event(e).cas.is_none() && size <= 8 {
+                    let read = executed.as_ref().and_then(|x| x.read);
+                    let stored = executed.as_ref().and_then(|x| x.stored.as_deref());
+                    g.event_mut(e).cas = read.zip(stored).map(|(expected, stored)| CasOperands {
+                        expected,
+                        desired: le_value(stored),
+                    });
+                }
+                self.converted = Some(e);
+            }
+            // the engine made it an update, as the write it reads from holds what it expects:
+            // graphs where others read from it are made (a wrong operand, or a reply that
+            // did not give it those bytes)
+            (Op::Cas { .. }, Label::Update { .. }, false) if g.event(e).cas.is_some() => {
+                return Err(ExecError::Fatal(
+                    "internal: a compare-exchange did not write the value the graph engine \
+                     expected it to"
+                        .into(),
+                ));
+            }
+            _ => {}
         }
         let mut ev = Event::from_pending(ThreadId(e.thread), p);
         ev.wrote = !matches!(p.op, Op::Cas { .. }) || wrote;

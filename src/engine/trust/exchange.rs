@@ -1,0 +1,111 @@
+//! Compare-exchanges: an update where the write it reads from holds what it compares with,
+//! else a read. Where the runtime reports its operands ([`CasOperands`]), the engine knows
+//! which before it chooses a source, so each source's graph is made with the right label,
+//! the update's bytes known (what it writes does not depend on what it read). Without them
+//! (a 16-byte one), it is added as a read and becomes an update once it has run and written
+//! (`Trust::settle_converted`), which may end an execution blocked.
+
+use crate::event::{CasOperands, StoreBytes};
+use crate::graph::{EventId, Graph, Label};
+
+use super::revisit::sources_taken;
+use super::Trust;
+
+/// The first `size` bytes of `v`, as a write leaves them in memory (little-endian).
+pub(super) fn operand_bytes(v: u64, size: u32) -> StoreBytes {
+    StoreBytes::from_slice(&v.to_le_bytes()[..(size as usize).min(8)])
+}
+
+/// Compare-exchange `e` as an update of `g` that reads from `w` and writes its operand.
+fn as_update(g: &mut Graph, e: EventId, w: Option<EventId>, ops: CasOperands) {
+    if let Label::Read { addr, size, .. } | Label::Update { addr, size, .. } = *g.label(e) {
+        *g.label_mut(e) = Label::Update {
+            addr,
+            size,
+            rf: w,
+            bytes: operand_bytes(ops.desired, size),
+        };
+    }
+}
+
+impl Trust<'_> {
+    /// The graphs of compare-exchange `e`, a read of `g` with its operands, reading from each
+    /// of `candidates` (in their order) where that is consistent: an update right after a
+    /// source that holds what it expects (its revisits made), a read of any other. `None`
+    /// where the bytes of a source are not known (an initial value no store has written over
+    /// yet in this execution): it is then added as a read.
+    pub(super) fn exchange_sources(
+        &mut self,
+        g: &Graph,
+        e: EventId,
+        candidates: &[Option<EventId>],
+    ) -> Option<Vec<Graph>> {
+        let ops = g.event(e).cas?;
+        let (addr, size) = g.label(e).access()?;
+        let expected = operand_bytes(ops.expected, size);
+        let holds = |w: Option<EventId>| -> Option<bool> {
+            let bytes = match w {
+                Some(w) => g.label(w).written()?,
+                None => self.memory.before.get(&addr)?,
+            };
+            (bytes.len() == size as usize).then(|| *bytes == expected)
+        };
+        let writes: Vec<bool> = candidates
+            .iter()
+            .map(|&w| holds(w))
+            .collect::<Option<_>>()?;
+        let taken = sources_taken(g, addr);
+        let mut graphs = Vec::with_capacity(candidates.len());
+        let mut updates = Vec::new();
+        for (&w, write) in candidates.iter().zip(writes) {
+            if !write {
+                graphs.extend(self.with_source(g, e, w));
+                continue;
+            }
+            let mut h = g.clone();
+            as_update(&mut h, e, w, ops);
+            if self.model.enumerates_coherence() {
+                let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
+                h.place(e, at);
+            }
+            // (one that reads a write another update reads is no graph, but a revisit of
+            // that one by this one makes one)
+            if self.model.consistent_after(&h, e) {
+                updates.push(graphs.len());
+                graphs.push(h);
+            } else if taken.contains(&w) {
+                self.revisits(&h, e);
+            }
+        }
+        for i in updates {
+            self.revisits(&graphs[i], e);
+        }
+        Some(graphs)
+    }
+}
+
+/// Compare-exchange `r`, revisited by `a`, reads from it now: an update if `a` wrote what it
+/// expects, else a read. False where it no longer writes but another event of the graph read
+/// from it (no such graph). Where `a`'s bytes are not known yet (an update before its step),
+/// an update becomes a read, and the step makes it an update again if it writes.
+pub(super) fn revisited_exchange(h: &mut Graph, r: EventId, a: EventId) -> bool {
+    let Some(ops) = h.event(r).cas else {
+        return true;
+    };
+    let Some((addr, size)) = h.label(r).access() else {
+        return true;
+    };
+    let writes = h.label(a).written() == Some(&operand_bytes(ops.expected, size));
+    match *h.label(r) {
+        Label::Read { .. } if writes => as_update(h, r, Some(a), ops),
+        Label::Update { rf, .. } if !writes => {
+            if h.events().any(|e| h.label(e).rf() == Some(Some(r))) {
+                return false;
+            }
+            h.unplace(r);
+            *h.label_mut(r) = Label::Read { addr, size, rf };
+        }
+        _ => {}
+    }
+    true
+}
