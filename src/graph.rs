@@ -126,7 +126,9 @@ pub struct GraphEvent {
     /// loop's iterations apart.
     pub hash: u64,
     /// The reads of its thread it depends on (for a model that orders by dependencies).
-    pub deps: Dependencies,
+    /// (Boxed, `None` where there are none: most models have no dependencies, and graphs are
+    /// copied at every branch.)
+    pub deps: Option<Box<Dependencies>>,
     /// A place a revisit emptied while keeping a later event of the thread: not an event
     /// ([`Graph::events`] skips it) until the thread, run again, adds one here. What does not
     /// depend on the values read stays as it was, for the model: the kind of fence, the
@@ -157,7 +159,20 @@ pub struct GraphEvent {
     pub cas: Option<CasOperands>,
 }
 
+/// What an event without dependencies depends on.
+static NO_DEPENDENCIES: Dependencies = Dependencies {
+    addr: Vec::new(),
+    data: Vec::new(),
+    ctrl: Vec::new(),
+    ctrlisync: Vec::new(),
+};
+
 impl GraphEvent {
+    /// The reads of its thread it depends on.
+    pub fn deps(&self) -> &Dependencies {
+        self.deps.as_deref().unwrap_or(&NO_DEPENDENCIES)
+    }
+
     /// Orders everything before it with everything after it in its thread, under any model.
     pub fn is_barrier(&self) -> bool {
         self.label.is_barrier() || self.locked
@@ -209,6 +224,15 @@ pub struct Dependencies {
     pub data: Vec<EventId>,
     pub ctrl: Vec<EventId>,
     pub ctrlisync: Vec<EventId>,
+}
+
+impl Dependencies {
+    pub fn is_empty(&self) -> bool {
+        self.addr.is_empty()
+            && self.data.is_empty()
+            && self.ctrl.is_empty()
+            && self.ctrlisync.is_empty()
+    }
 }
 
 /// A set of events of a graph (what a revisit keeps: a write's prefix, the events added
@@ -363,7 +387,7 @@ impl Graph {
             stamp: self.next_stamp,
             pc,
             hash,
-            deps: Dependencies::default(),
+            deps: None,
             hole: false,
             conditional: None,
             skipped: 0,

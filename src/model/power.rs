@@ -86,7 +86,7 @@ impl Model for Power {
             index: index as u32,
         };
         let ev = &evs[e.index as usize];
-        let deps = &ev.deps;
+        let deps = ev.deps();
         out.extend(deps.addr.iter().chain(&deps.data).chain(&deps.ctrl));
         out.extend(&deps.ctrlisync);
         let fence = |l: &Label| {
@@ -119,7 +119,7 @@ impl Model for Power {
             if location.is_some() && !x.hole && x.label.location() == location {
                 out.push(at(i));
             }
-            out.extend(&x.deps.addr);
+            out.extend(&x.deps().addr);
         }
     }
 }
@@ -283,7 +283,7 @@ impl<'g> Relations<'g> {
             Rel::empty(self.n),
         ];
         for b in 0..self.n {
-            let deps = &self.g.event(self.ids[b]).deps;
+            let deps = &self.g.event(self.ids[b]).deps();
             for (k, list) in [&deps.addr, &deps.data, &deps.ctrl, &deps.ctrlisync]
                 .into_iter()
                 .enumerate()
@@ -305,7 +305,7 @@ impl<'g> Relations<'g> {
                 let later = Set::of(self.n, |b| {
                     self.ids[b].thread as usize == t && self.ids[b].index as usize > h
                 });
-                for a in ev.deps.addr.iter().filter_map(|&a| self.index(a)) {
+                for a in ev.deps().addr.iter().filter_map(|&a| self.index(a)) {
                     r.add_row(a, &later);
                 }
             }
@@ -525,7 +525,7 @@ impl<'g> Relations<'g> {
         let between = &self.g.threads[ea.thread as usize][ea.index as usize + 1..ec.index as usize];
         let lwsync = between.iter().any(|ev| ev.label == Label::Lwsync);
         let (write, read) = (self.writes.contains(a), self.reads.contains(c));
-        let ctrl = self.g.event(ec).deps.ctrl.contains(&ea);
+        let ctrl = self.g.event(ec).deps().ctrl.contains(&ea);
         if write && read && lwsync {
             "lwsync does not keep a store before a later load (sync does)"
         } else if ctrl && read {

@@ -6,7 +6,7 @@
 
 use crate::channel::store_conditional;
 use crate::event::{Reply, StoreBytes};
-use crate::graph::{Conditional, Dependencies, EventId, Graph, Label};
+use crate::graph::{Conditional, EventId, Graph, Label};
 
 use super::Trust;
 
@@ -72,7 +72,7 @@ impl Trust<'_> {
             addr: c.addr,
             size: c.size,
         });
-        failed.event_mut(e).deps = Dependencies::default();
+        failed.event_mut(e).deps = None;
         let Some(reserve) = c.reserve else {
             *g = failed;
             return true;

@@ -676,7 +676,9 @@ impl Trust<'_> {
             }
             if self.model.uses_dependencies() && g.label(e).access().is_some() {
                 let deps = self.exec.dependencies(p.pc).unwrap_or_default();
-                g.threads[thread as usize][e.index as usize].deps = dependencies_of(&g, e, &deps);
+                let deps = dependencies_of(&g, e, &deps);
+                g.threads[thread as usize][e.index as usize].deps =
+                    (!deps.is_empty()).then(|| Box::new(deps));
             }
             added = Some((e, self.todo.len()));
             if let Some(c) = conditional {

@@ -140,7 +140,7 @@ fn dependencies_in(
     let mut out = Vec::new();
     for e in g.events() {
         let Some(i) = at(e) else { continue };
-        let d = &g.event(e).deps;
+        let d = g.event(e).deps();
         for (kind, list) in [
             ("addr", &d.addr),
             ("data", &d.data),
