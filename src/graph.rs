@@ -634,6 +634,26 @@ impl Relation {
         self.edges.push((from as u32, to as u32));
     }
 
+    /// The nodes from which a path leads to `target` (not `target` itself, unless on a
+    /// cycle).
+    pub fn reaching(&self, target: usize) -> Vec<bool> {
+        let mut into: Vec<Vec<u32>> = vec![Vec::new(); self.n];
+        for &(a, b) in &self.edges {
+            into[b as usize].push(a);
+        }
+        let mut seen = vec![false; self.n];
+        let mut work = vec![target as u32];
+        while let Some(b) = work.pop() {
+            for &a in &into[b as usize] {
+                if !seen[a as usize] {
+                    seen[a as usize] = true;
+                    work.push(a);
+                }
+            }
+        }
+        seen
+    }
+
     /// Kahn's algorithm, over the edges grouped by their source (a counting sort): is there
     /// no cycle?
     pub fn acyclic(self) -> bool {

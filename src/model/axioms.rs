@@ -33,14 +33,21 @@ fn atomic(g: &Graph) -> bool {
     })
 }
 
-/// Edges of rf, co and fr (`rf_external`: only reads-from between threads).
-fn communication(g: &Graph, n: &Numbering, rel: &mut Relation, rf_external: bool) {
+/// Edges of rf, co and fr (`rf_external`: only reads-from between threads), but those of
+/// read `skip`.
+fn communication(
+    g: &Graph,
+    n: &Numbering,
+    rel: &mut Relation,
+    rf_external: bool,
+    skip: Option<EventId>,
+) {
     for list in g.co.values() {
         for pair in list.windows(2) {
             rel.add(n.of(pair[0]), n.of(pair[1]));
         }
     }
-    for e in g.events() {
+    for e in g.events().filter(|&e| Some(e) != skip) {
         let label = g.label(e);
         let Some(rf) = label.rf() else { continue };
         let addr = label.location().expect("a read has a location");
@@ -73,9 +80,13 @@ fn synchronisation(g: &Graph, n: &Numbering, rel: &mut Relation) {
 }
 
 fn per_location(g: &Graph) -> bool {
+    per_location_relation(g, None).1.acyclic()
+}
+
+fn per_location_relation(g: &Graph, skip: Option<EventId>) -> (Numbering, Relation) {
     let n = Numbering::new(g);
     let mut rel = Relation::new(n.total);
-    communication(g, &n, &mut rel, false);
+    communication(g, &n, &mut rel, false, skip);
     for (t, evs) in g.threads.iter().enumerate() {
         // po-loc: each access after the thread's previous access to its location
         let mut last: Vec<(u64, usize)> = Vec::new();
@@ -96,13 +107,21 @@ fn per_location(g: &Graph) -> bool {
             }
         }
     }
-    rel.acyclic()
+    (n, rel)
 }
 
 fn global(g: &Graph, preserved: Preserved) -> bool {
+    global_relation(g, preserved, None).1.acyclic()
+}
+
+fn global_relation(
+    g: &Graph,
+    preserved: Preserved,
+    skip: Option<EventId>,
+) -> (Numbering, Relation) {
     let n = Numbering::new(g);
     let mut rel = Relation::new(n.total);
-    communication(g, &n, &mut rel, preserved != Preserved::All);
+    communication(g, &n, &mut rel, preserved != Preserved::All, skip);
     synchronisation(g, &n, &mut rel);
     for (t, evs) in g.threads.iter().enumerate() {
         let id = |i: usize| {
@@ -149,5 +168,80 @@ fn global(g: &Graph, preserved: Preserved) -> bool {
             }
         }
     }
-    rel.acyclic()
+    (n, rel)
+}
+
+/// Which of `sources` read `e` may read from, `g` staying consistent, where `e` is the last
+/// event of its thread, nothing reads from it, and `g` is consistent without it. A cycle
+/// through `e` leaves it by its one edge out, from-read to the write after its source in
+/// coherence order, and comes back by an edge in: by reads-from only through a path from
+/// that write to the source, which the coherence edge between them makes a cycle `g` does
+/// not have; so the source keeps `g` consistent unless the write after it reaches `e` by
+/// the other edges. Those are found once for all sources.
+pub fn consistent_sources(
+    g: &Graph,
+    e: EventId,
+    sources: &[Option<EventId>],
+    preserved: Preserved,
+) -> Vec<bool> {
+    let Some(addr) = g.label(e).location() else {
+        return vec![false; sources.len()];
+    };
+    let reaches = reaching(g, e, preserved, Some(e));
+    let co = g.co_of(addr);
+    sources
+        .iter()
+        .map(|&w| {
+            let next = match w {
+                None => co.first(),
+                Some(w) => g.co_position(w).and_then(|p| co.get(p + 1)),
+            };
+            next.is_none_or(|&x| !reaches(x))
+        })
+        .collect()
+}
+
+/// Which of `places` in its location's coherence order write `e` may take, `g` staying
+/// consistent, where `e` is the last event of its thread, not placed, nothing reads from it,
+/// and `g` is consistent without it. As for [`consistent_sources`]: a cycle through `e` leaves
+/// it by its one edge out, coherence to the write after its place, and comes back by an edge
+/// in (from the write before it, or a read of that one, both already before the write after
+/// it: a cycle `g` does not have; or by the other edges, found once for all places). And
+/// nothing may come between an update and the write it reads from.
+pub fn consistent_places(
+    g: &Graph,
+    e: EventId,
+    places: &[usize],
+    preserved: Preserved,
+) -> Vec<bool> {
+    let Some(addr) = g.label(e).location() else {
+        return vec![false; places.len()];
+    };
+    let reaches = reaching(g, e, preserved, None);
+    let co = g.co_of(addr);
+    places
+        .iter()
+        .map(|&at| {
+            let Some(&next) = co.get(at) else {
+                return true;
+            };
+            let before = at.checked_sub(1).map(|p| co[p]);
+            let split = matches!(g.label(next), Label::Update { rf, .. } if *rf == before);
+            !split && !reaches(next)
+        })
+        .collect()
+}
+
+/// Whether an event reaches `e` in the global order or per location, without the edges of
+/// read `skip`.
+fn reaching(
+    g: &Graph,
+    e: EventId,
+    preserved: Preserved,
+    skip: Option<EventId>,
+) -> impl Fn(EventId) -> bool {
+    let (n, global) = global_relation(g, preserved, skip);
+    let (_, local) = per_location_relation(g, skip);
+    let (global, local) = (global.reaching(n.of(e)), local.reaching(n.of(e)));
+    move |x| global[n.of(x)] || local[n.of(x)]
 }

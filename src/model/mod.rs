@@ -58,6 +58,25 @@ pub trait Model: Sync {
     fn consistent_after(&self, g: &Graph, _e: EventId) -> bool {
         self.consistent(g)
     }
+    /// Which of `sources` read `e` of `g` may read from, each keeping `g` consistent, where
+    /// `e` is the last event of its thread, nothing reads from it and `g` is consistent
+    /// without it: found at once for all of them (`None`: [`Model::consistent_after`] is
+    /// asked of each).
+    fn consistent_sources(
+        &self,
+        _g: &Graph,
+        _e: EventId,
+        _sources: &[Option<EventId>],
+    ) -> Option<Vec<bool>> {
+        None
+    }
+    /// Which of `places` in coherence order write `e` of `g` may take, each keeping `g`
+    /// consistent, where `e` is the last event of its thread, nothing reads from it and `g`
+    /// is consistent without it: found at once for all of them (`None`: [`Model::consistent_after`]
+    /// is asked of each).
+    fn consistent_places(&self, _g: &Graph, _e: EventId, _places: &[usize]) -> Option<Vec<bool>> {
+        None
+    }
     /// Does the graph engine choose each write's place in coherence order? If not (weak
     /// traces: program order and reads-from only), `consistent` asks only that some order
     /// exists.

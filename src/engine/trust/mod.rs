@@ -711,16 +711,15 @@ impl Trust<'_> {
                             // the source this execution takes is the last consistent one: the
                             // program runs on with it while the others are checked (and kept)
                             _ => {
-                                let Some((k, mut first)) = self.last_source(&g, e, &candidates)
+                                let ok = self.consistent_candidates(&g, e, &candidates);
+                                let ok = ok.as_deref();
+                                let Some((k, mut first)) = self.last_source(&g, e, &candidates, ok)
                                 else {
                                     self.outcome.stats.blocked += 1;
                                     return self.exec.end();
                                 };
                                 let started = self.start_step(&mut first, slot, &p, e)?;
-                                let others: Vec<Graph> = candidates[..k]
-                                    .iter()
-                                    .filter_map(|&w| self.with_source(&g, e, w))
-                                    .collect();
+                                let others = self.other_sources(&g, e, &candidates, ok, k);
                                 self.todo.extend(others);
                                 snap = self.finish_step(&mut first, slot, &p, e, started)?;
                                 g = first;

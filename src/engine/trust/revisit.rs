@@ -44,12 +44,69 @@ impl Trust<'_> {
         g: &Graph,
         e: EventId,
         candidates: &[Option<EventId>],
+        consistent: Option<&[bool]>,
     ) -> Option<(usize, Graph)> {
-        candidates
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(k, &w)| self.with_source(g, e, w).map(|h| (k, h)))
+        candidates.iter().enumerate().rev().find_map(|(k, &w)| {
+            let known = consistent.map(|ok| ok[k]);
+            self.source_graph(g, e, w, known).map(|h| (k, h))
+        })
+    }
+
+    /// The graphs of read `e` reading from each of the first `k` of `candidates` that keep
+    /// it consistent.
+    pub(super) fn other_sources(
+        &self,
+        g: &Graph,
+        e: EventId,
+        candidates: &[Option<EventId>],
+        consistent: Option<&[bool]>,
+        k: usize,
+    ) -> Vec<Graph> {
+        (candidates[..k].iter().enumerate())
+            .filter_map(|(i, &w)| self.source_graph(g, e, w, consistent.map(|ok| ok[i])))
+            .collect()
+    }
+
+    /// Which of `candidates` read `e` may read from consistently, where `e` is the last of
+    /// its thread and the model finds that for all at once (`None`: each is checked as its
+    /// graph is made).
+    pub(super) fn consistent_candidates(
+        &self,
+        g: &Graph,
+        e: EventId,
+        candidates: &[Option<EventId>],
+    ) -> Option<Vec<bool>> {
+        if candidates.len() < 2 || !self.sinks_stay_consistent(g, e) {
+            return None;
+        }
+        let ok = self.model.consistent_sources(g, e, candidates)?;
+        if cfg!(test) {
+            for (&w, &ok) in candidates.iter().zip(&ok) {
+                let each = self.with_source(g, e, w).is_some();
+                assert_eq!(ok, each, "{} source {w:?} of {e:?}", self.model.name());
+            }
+        }
+        Some(ok)
+    }
+
+    /// `g` with read `e` reading from `w`, where that is consistent: as `known` says, else
+    /// checked.
+    fn source_graph(
+        &self,
+        g: &Graph,
+        e: EventId,
+        w: Option<EventId>,
+        known: Option<bool>,
+    ) -> Option<Graph> {
+        match known {
+            None => self.with_source(g, e, w),
+            Some(false) => None,
+            Some(true) => {
+                let mut h = g.clone();
+                set_source(&mut h, e, w);
+                Some(h)
+            }
+        }
     }
 
     /// Does adding `e` to consistent `g` keep it consistent whenever nothing leaves `e`: no
@@ -120,12 +177,34 @@ impl Trust<'_> {
             h.place(e, at);
             self.model.consistent_after(&h, e)
         };
-        let mut places: Vec<Option<usize>> = (coherence_floor(g, e, addr)..end)
-            .filter(|&at| consistent_at(at))
-            .map(Some)
-            .collect();
+        let floor = coherence_floor(g, e, addr);
+        // (where the write is the last of its thread, the model may find them at once)
+        let sink = self.sinks_stay_consistent(g, e);
+        let all: Vec<usize> = (floor..end).collect();
+        let known = (sink && !all.is_empty())
+            .then(|| self.model.consistent_places(g, e, &all))
+            .flatten();
+        if cfg!(test) {
+            if let Some(ok) = &known {
+                for (&at, &ok) in all.iter().zip(ok) {
+                    let each = consistent_at(at);
+                    assert_eq!(ok, each, "{} place {at} of {e:?}", self.model.name());
+                }
+            }
+        }
+        let mut places: Vec<Option<usize>> = match known {
+            Some(ok) => (all.iter().zip(ok))
+                .filter(|(_, ok)| *ok)
+                .map(|(&at, _)| Some(at))
+                .collect(),
+            None => all
+                .into_iter()
+                .filter(|&at| consistent_at(at))
+                .map(Some)
+                .collect(),
+        };
         // the last place leaves nothing after the write
-        if self.sinks_stay_consistent(g, e) || consistent_at(end) {
+        if sink || consistent_at(end) {
             places.push(Some(end));
         }
         places

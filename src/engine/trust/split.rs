@@ -152,15 +152,13 @@ impl Trust<'_> {
                         continue;
                     }
                 }
-                let Some((k, chosen)) = self.last_source(g, e, &candidates) else {
+                let ok = self.consistent_candidates(g, e, &candidates);
+                let Some((k, chosen)) = self.last_source(g, e, &candidates, ok.as_deref()) else {
                     self.outcome.stats.blocked += 1;
                     self.exec.end()?;
                     return Ok(None);
                 };
-                let others: Vec<Graph> = candidates[..k]
-                    .iter()
-                    .filter_map(|&w| self.with_source(g, e, w))
-                    .collect();
+                let others = self.other_sources(g, e, &candidates, ok.as_deref(), k);
                 self.todo.extend(others);
                 *g = chosen;
             }
