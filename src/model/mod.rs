@@ -64,17 +64,23 @@ pub trait Model: Sync {
     /// asked of each).
     fn consistent_sources(
         &self,
-        _g: &Graph,
-        _e: EventId,
-        _sources: &[Option<EventId>],
+        g: &Graph,
+        e: EventId,
+        sources: &[Option<EventId>],
     ) -> Option<Vec<bool>> {
-        None
+        let preserved = self.preserved()?;
+        Some(axioms::consistent_sources(g, e, sources, preserved))
     }
     /// Which of `places` in coherence order write `e` of `g` may take, each keeping `g`
     /// consistent, where `e` is the last event of its thread, nothing reads from it and `g`
     /// is consistent without it: found at once for all of them (`None`: [`Model::consistent_after`]
     /// is asked of each).
-    fn consistent_places(&self, _g: &Graph, _e: EventId, _places: &[usize]) -> Option<Vec<bool>> {
+    fn consistent_places(&self, g: &Graph, e: EventId, places: &[usize]) -> Option<Vec<bool>> {
+        let preserved = self.preserved()?;
+        Some(axioms::consistent_places(g, e, places, preserved))
+    }
+    /// For an x86 model, the program order its global order keeps ([`axioms`]).
+    fn preserved(&self) -> Option<axioms::Preserved> {
         None
     }
     /// Does the graph engine choose each write's place in coherence order? If not (weak

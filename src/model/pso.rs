@@ -4,7 +4,7 @@
 use super::axioms::{self, Preserved};
 use super::{buffered_conflicts, BufferKind, Model};
 use crate::event::Event;
-use crate::graph::{EventId, Graph};
+use crate::graph::Graph;
 
 pub struct Pso {
     pub bound: Option<usize>,
@@ -23,27 +23,8 @@ impl Model for Pso {
         axioms::consistent(g, Preserved::FromReads)
     }
 
-    fn consistent_sources(
-        &self,
-        g: &Graph,
-        e: EventId,
-        sources: &[Option<EventId>],
-    ) -> Option<Vec<bool>> {
-        Some(axioms::consistent_sources(
-            g,
-            e,
-            sources,
-            Preserved::FromReads,
-        ))
-    }
-
-    fn consistent_places(&self, g: &Graph, e: EventId, places: &[usize]) -> Option<Vec<bool>> {
-        Some(axioms::consistent_places(
-            g,
-            e,
-            places,
-            Preserved::FromReads,
-        ))
+    fn preserved(&self) -> Option<Preserved> {
+        Some(Preserved::FromReads)
     }
 
     fn fences_visible(&self) -> bool {

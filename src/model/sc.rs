@@ -3,7 +3,7 @@
 use super::axioms::{self, Preserved};
 use super::Model;
 use crate::event::{Event, Op};
-use crate::graph::{EventId, Graph};
+use crate::graph::Graph;
 
 pub struct Sc;
 
@@ -24,17 +24,8 @@ impl Model for Sc {
         axioms::consistent(g, Preserved::All)
     }
 
-    fn consistent_sources(
-        &self,
-        g: &Graph,
-        e: EventId,
-        sources: &[Option<EventId>],
-    ) -> Option<Vec<bool>> {
-        Some(axioms::consistent_sources(g, e, sources, Preserved::All))
-    }
-
-    fn consistent_places(&self, g: &Graph, e: EventId, places: &[usize]) -> Option<Vec<bool>> {
-        Some(axioms::consistent_places(g, e, places, Preserved::All))
+    fn preserved(&self) -> Option<Preserved> {
+        Some(Preserved::All)
     }
 
     fn fences_visible(&self) -> bool {

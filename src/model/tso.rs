@@ -4,7 +4,7 @@
 use super::axioms::{self, Preserved};
 use super::{buffered_conflicts, BufferKind, Model};
 use crate::event::Event;
-use crate::graph::{EventId, Graph};
+use crate::graph::Graph;
 
 pub struct Tso {
     pub bound: Option<usize>,
@@ -23,27 +23,8 @@ impl Model for Tso {
         axioms::consistent(g, Preserved::AllButWriteRead)
     }
 
-    fn consistent_sources(
-        &self,
-        g: &Graph,
-        e: EventId,
-        sources: &[Option<EventId>],
-    ) -> Option<Vec<bool>> {
-        Some(axioms::consistent_sources(
-            g,
-            e,
-            sources,
-            Preserved::AllButWriteRead,
-        ))
-    }
-
-    fn consistent_places(&self, g: &Graph, e: EventId, places: &[usize]) -> Option<Vec<bool>> {
-        Some(axioms::consistent_places(
-            g,
-            e,
-            places,
-            Preserved::AllButWriteRead,
-        ))
+    fn preserved(&self) -> Option<Preserved> {
+        Some(Preserved::AllButWriteRead)
     }
 
     fn fences_visible(&self) -> bool {
