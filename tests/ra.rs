@@ -522,13 +522,14 @@ fn a_graph_engine_hang_replays() {
     );
 }
 
-/// Compare-exchange loops, and nodes a thread allocates while the other allocates and frees:
-/// the interleaving engine's verdicts and counts under sc, tso and pso (a compare-exchange
-/// that fails only reads, also where a revisit gives a successful one a write it does not
-/// expect), and under ra sc's verdict; none blocked (the runtime reports what each compares
-/// with, so each source's graph is an update or a read as the source's value says). Each thread's blocks come from a heap of its own under
-/// the graph engine, so a graph replays with the same addresses whatever the other thread did
-/// (before, "the program behaved differently when replayed").
+/// Compare-exchange loops (of words of 1 to 8 bytes), and nodes a thread allocates while the
+/// other allocates and frees: the interleaving engine's verdicts and counts under sc, tso
+/// and pso (a compare-exchange that fails only reads, also where a revisit gives a
+/// successful one a write it does not expect), and under ra sc's verdict; none blocked (the
+/// runtime reports what each compares with, so each source's graph is an update or a read as
+/// the source's value says). Each thread's blocks come from a heap of its own under the graph
+/// engine, so a graph replays with the same addresses whatever the other thread did (before,
+/// "the program behaved differently when replayed").
 #[test]
 fn compare_exchange_loops_under_the_graph_engine() {
     for (name, defines) in [
@@ -537,6 +538,7 @@ fn compare_exchange_loops_under_the_graph_engine() {
         ("treiber_push.c", &[][..]),
         ("treiber_push.c", &["-DLOST"][..]),
         ("cas_counter.c", &[][..]),
+        ("cas_sizes.c", &[][..]),
     ] {
         each_build("ra-cas", name, defines, |bin, build| {
             as_interleavings_under(bin, build, true, true, &["sc", "tso", "pso"]);
