@@ -394,36 +394,39 @@ static uint64_t state_hash(const greg_t *uc, uint16_t dead) {
     return ((h0 * 31 + h1) * 31 + h2) * 31 + h3;
 }
 
+/* What compare-exchange site `st` compares memory with, of `st->size` bytes (rax, edx:eax for
+ * cmpxchg8b); 0 for cmpxchg16b, whose 16 bytes are two words. */
+static int cas_expected(const struct smc_site *st, const greg_t *uc, uint64_t *out) {
+    if (st->kind == SMC_SITE_CAS2) {
+        if (st->size != 8) return 0;
+        *out = (smc_acc(uc) & 0xffffffffu) | (smc_acc_hi(uc) << 32);
+        return 1;
+    }
+    *out = smc_acc(uc);
+    if (st->size < 8) *out &= (1ULL << (8 * st->size)) - 1;
+    return 1;
+}
+
 static int cas_would_write(const struct smc_site *st, uint64_t ea, const greg_t *uc) {
     if (ea < 4096) return 0;
-    if (st->kind == SMC_SITE_CAS2) {
-        uint64_t cur[2] = {0, 0};
-        if (st->size == 16) {
-            memcpy(cur, (const void *)ea, 16);
-            return cur[0] == smc_acc(uc) && cur[1] == smc_acc_hi(uc);
-        }
-        memcpy(cur, (const void *)ea, 8);
-        return cur[0] == ((smc_acc(uc) & 0xffffffffu) | (smc_acc_hi(uc) << 32));
+    uint64_t cur[2] = {0, 0}, want;
+    if (!cas_expected(st, uc, &want)) {
+        memcpy(cur, (const void *)ea, 16);
+        return cur[0] == smc_acc(uc) && cur[1] == smc_acc_hi(uc);
     }
-    uint64_t cur = 0, want = smc_acc(uc);
-    memcpy(&cur, (const void *)ea, st->size);
-    if (st->size < 8) want &= (1ULL << (8 * st->size)) - 1;
-    return cur == want;
+    memcpy(cur, (const void *)ea, st->size);
+    return cur[0] == want;
 }
 
 /* Compare-exchange site `st`'s operands, of `st->size` bytes: what it compares memory with and
  * what it writes if equal. 0 where not known (cmpxchg16b's are 16 bytes). */
 static int cas_operands(const struct smc_site *st, const greg_t *uc, uint64_t *expected, uint64_t *desired) {
+    if (!cas_expected(st, uc, expected)) return 0;
     if (st->kind == SMC_SITE_CAS2) {
-        if (st->size != 8) return 0;
-        *expected = (smc_acc(uc) & 0xffffffffu) | (smc_acc_hi(uc) << 32);
         *desired = (smc_reg(uc, 3) & 0xffffffffu) | (smc_reg(uc, 1) << 32); /* ecx:ebx */
         return 1;
     }
-    if (!smc_cmpxchg_source((const uint8_t *)g_tramp + st->copy_off, uc, st->size, desired)) return 0;
-    *expected = smc_acc(uc);
-    if (st->size < 8) *expected &= (1ull << (8 * st->size)) - 1;
-    return 1;
+    return smc_cmpxchg_source((const uint8_t *)g_tramp + st->copy_off, uc, st->size, desired);
 }
 
 /* Die of `sig` as if nobody handled it. */
