@@ -57,12 +57,7 @@ fn communication(
             }
         }
         // from-read: to the write right after the one read (co chains the rest)
-        let list = g.co_of(addr);
-        let next = match rf {
-            None => list.first(),
-            Some(w) => g.co_position(w).and_then(|p| list.get(p + 1)),
-        };
-        if let Some(&next) = next.filter(|&&next| next != e) {
+        if let Some(next) = co_after(g, addr, rf).filter(|&next| next != e) {
             rel.add(n.of(e), n.of(next));
         }
     }
@@ -188,17 +183,19 @@ pub fn consistent_sources(
         return vec![false; sources.len()];
     };
     let reaches = reaching(g, e, preserved, Some(e));
-    let co = g.co_of(addr);
     sources
         .iter()
-        .map(|&w| {
-            let next = match w {
-                None => co.first(),
-                Some(w) => g.co_position(w).and_then(|p| co.get(p + 1)),
-            };
-            next.is_none_or(|&x| !reaches(x))
-        })
+        .map(|&w| co_after(g, addr, w).is_none_or(|x| !reaches(x)))
         .collect()
+}
+
+/// The write right after `w` (`None`: the initial value) in `addr`'s coherence order.
+fn co_after(g: &Graph, addr: u64, w: Option<EventId>) -> Option<EventId> {
+    let list = g.co_of(addr);
+    match w {
+        None => list.first().copied(),
+        Some(w) => g.co_position(w).and_then(|p| list.get(p + 1).copied()),
+    }
 }
 
 /// Which of `places` in its location's coherence order write `e` may take, `g` staying

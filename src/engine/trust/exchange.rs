@@ -8,7 +8,7 @@
 use crate::event::{CasOperands, StoreBytes};
 use crate::graph::{EventId, Graph, Label};
 
-use super::revisit::sources_taken;
+use super::revisit::Placed;
 use super::Trust;
 
 /// The first `size` bytes of `v`, as a write leaves them in memory (little-endian).
@@ -54,7 +54,6 @@ impl Trust<'_> {
             .iter()
             .map(|&w| holds(w))
             .collect::<Option<_>>()?;
-        let taken = sources_taken(g, addr);
         let mut graphs = Vec::with_capacity(candidates.len());
         let mut updates = Vec::new();
         for (&w, write) in candidates.iter().zip(writes) {
@@ -64,17 +63,13 @@ impl Trust<'_> {
             }
             let mut h = g.clone();
             as_update(&mut h, e, w, ops);
-            if self.model.enumerates_coherence() {
-                let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
-                h.place(e, at);
-            }
-            // (one that reads a write another update reads is no graph, but a revisit of
-            // that one by this one makes one)
-            if self.model.consistent_after(&h, e) {
-                updates.push(graphs.len());
-                graphs.push(h);
-            } else if taken.contains(&w) {
-                self.revisits(&h, e);
+            match self.placed_update(g, h, e, w) {
+                Placed::Consistent(h) => {
+                    updates.push(graphs.len());
+                    graphs.push(h);
+                }
+                Placed::Taken(h) => self.revisits(&h, e),
+                Placed::Neither => {}
             }
         }
         for i in updates {

@@ -23,17 +23,37 @@ impl Trust<'_> {
         for w in sources_of(g, e, addr) {
             let mut h = g.clone();
             set_source(&mut h, e, w);
-            if self.model.enumerates_coherence() {
-                let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
-                h.place(e, at);
-            }
-            if self.model.consistent_after(&h, e) {
-                options.push(h);
-            } else if sources_taken(g, addr).contains(&w) {
-                taken.push(h);
+            match self.placed_update(g, h, e, w) {
+                Placed::Consistent(h) => options.push(h),
+                Placed::Taken(h) => taken.push(h),
+                Placed::Neither => {}
             }
         }
         (options, taken)
+    }
+
+    /// `h`, which is `g` with update `e` reading from `w`, with `e` right after `w` in
+    /// coherence order where the model has one: consistent, or reading a write that another
+    /// update of `g` reads.
+    pub(super) fn placed_update(
+        &self,
+        g: &Graph,
+        mut h: Graph,
+        e: EventId,
+        w: Option<EventId>,
+    ) -> Placed {
+        if self.model.enumerates_coherence() {
+            let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
+            h.place(e, at);
+        }
+        let addr = g.label(e).location().expect("an update has a location");
+        if self.model.consistent_after(&h, e) {
+            Placed::Consistent(h)
+        } else if sources_taken(g, addr).contains(&w) {
+            Placed::Taken(h)
+        } else {
+            Placed::Neither
+        }
     }
 
     /// The source read `e` takes in this execution: the last of `candidates` it may
@@ -299,8 +319,17 @@ impl Trust<'_> {
     }
 }
 
+/// An update's graph with one source ([`Trust::placed_update`]).
+pub(super) enum Placed {
+    Consistent(Graph),
+    /// Inconsistent, as another update reads the same write: a revisit of that one by this
+    /// one makes it whole.
+    Taken(Graph),
+    Neither,
+}
+
 /// The writes at `addr` that an update of `g` reads from (`None`: the initial value).
-pub(super) fn sources_taken(g: &Graph, addr: u64) -> Vec<Option<EventId>> {
+fn sources_taken(g: &Graph, addr: u64) -> Vec<Option<EventId>> {
     g.events()
         .filter_map(|u| match *g.label(u) {
             Label::Update { addr: a, rf, .. } if a == addr => Some(rf),
