@@ -26,6 +26,7 @@ use crate::results::{ErrorKind, Outcome};
 
 use super::{Config, EndVerdict, ExecError, Executor, Progress, SlotState, Snapshot};
 
+use awaits::{awaiting, iteration};
 use conditional::StoreConditional;
 use objects::{answered, object_of};
 pub use pool::{Dealing, Pool};
@@ -35,6 +36,7 @@ use revisit::set_source;
 use script::Script;
 use step::{dependencies_of, label_of};
 
+mod awaits;
 #[cfg(test)]
 mod brute_force;
 mod conditional;
@@ -798,55 +800,6 @@ impl Trust<'_> {
         Ok(())
     }
 
-    /// An object's operation that waits where it reads some states (a lock where its mutex
-    /// is taken) reads only the latest of those, as a read is added maximally: one that waits
-    /// on an older state is never revisited (a revisit needs its read maximal), and ends as
-    /// the graph where it waits on the latest does, blocked or in the same deadlock. (Where
-    /// the latest lets it go on, it waits on none.) A read that nothing follows in its thread
-    /// or reads from keeps a graph consistent reading the latest write, so that graph is
-    /// there; not under porf cycles, where kept events may follow it.
-    fn wait_on_latest(
-        &self,
-        g: &Graph,
-        e: EventId,
-        addr: u64,
-        candidates: &mut Vec<Option<EventId>>,
-    ) {
-        let Some(op) = g.event(e).op.filter(objects::may_only_read) else {
-            return;
-        };
-        if self.model.porf_cycles() {
-            return;
-        }
-        let latest = self.model.latest_write(g, addr, &|x| x != e, None);
-        // (should the latest not keep the graph consistent, every state stays a source)
-        if self.would_wait(g, e, &op, latest) && self.with_source(g, e, latest).is_none() {
-            return;
-        }
-        candidates.retain(|&w| w == latest || !self.would_wait(g, e, &op, w));
-    }
-
-    /// Could another read of `r`'s thread, right after it, read another write than `r` did?
-    fn could_read_another(&self, g: &Graph, r: EventId) -> bool {
-        let (Some((addr, size)), Some(rf)) = (g.label(r).access(), g.label(r).rf()) else {
-            return false;
-        };
-        let writes: Vec<EventId> = g
-            .events()
-            .filter(|&w| g.label(w).writes() && g.label(w).location() == Some(addr))
-            .collect();
-        // an object's operation waits for a state it can go on from (a lock for a free mutex)
-        let op = g.event(r).op;
-        std::iter::once(None)
-            .chain(writes.into_iter().map(Some))
-            .filter(|&w| w != rf && !op.is_some_and(|op| self.would_wait(g, r, &op, w)))
-            .any(|w| {
-                let mut h = g.clone();
-                let again = h.push(r.thread, Label::Read { addr, size, rf: w }, 0, 0);
-                self.model.consistent_after(&h, again)
-            })
-    }
-
     /// The lowest graph thread but the one in slot `but` with an operation that can run: a
     /// join once its thread has exited, the end of the process once every other thread has.
     fn next_but(&self, g: &Graph, snap: &Snapshot, but: Option<u32>) -> Option<(u32, Pending)> {
@@ -891,56 +844,6 @@ impl Trust<'_> {
             }
         }
     }
-}
-
-/// The read `thread` waits at in an await loop: its pending load repeats its last event, a
-/// read of the same location from the same instruction in the same state (so reading what it
-/// read then changes nothing; a later write revisits that read instead).
-fn awaiting(g: &Graph, thread: u32, ran: u32, p: &Pending) -> Option<EventId> {
-    let addr = match p.op {
-        // (a load with no state hash, as a piece of a copy has, is not known to repeat)
-        Op::Load { .. } | Op::Cas { .. } if p.hash == 0 => return None,
-        Op::Load { addr, .. } | Op::Cas { addr, .. } => addr.0,
-        ref op if objects::may_only_read(op) => object_of(op)?.0,
-        _ => return None,
-    };
-    // the thread's latest iteration: reads only since a read of the same location by the same
-    // instruction in the same state (a yield between changes nothing; a loop of several loads
-    // repeats as one)
-    let evs = g.threads.get(thread as usize)?;
-    let mut index = (ran as usize).min(evs.len());
-    let oldest = index.saturating_sub(AWAIT_ITERATION);
-    while index > oldest {
-        index -= 1;
-        let ev = &evs[index];
-        match ev.label {
-            Label::Local => {}
-            Label::Read { addr: a, .. } if a == addr && ev.pc == p.pc && ev.hash == p.hash => {
-                return Some(EventId {
-                    thread,
-                    index: index as u32,
-                })
-            }
-            Label::Read { .. } => {}
-            _ => return None,
-        }
-    }
-    None
-}
-
-/// The longest iteration of an await loop recognised, in events (a longer one is explored
-/// iteration by iteration; the check runs at every step).
-const AWAIT_ITERATION: usize = 32;
-
-/// The events of an await loop's iteration that begins at `first`, up to where its thread has
-/// run (`ran`; what follows is kept events not run yet, or holes): a write any of its reads
-/// could read ends the wait.
-fn iteration(first: EventId, ran: &[u32]) -> impl Iterator<Item = EventId> {
-    let end = ran.get(first.thread as usize).copied().unwrap_or(0);
-    (first.index..end).map(move |index| EventId {
-        thread: first.thread,
-        index,
-    })
 }
 
 /// The error of an execution in which every live thread waits (`live`: their slots, which a

@@ -1,0 +1,110 @@
+//! Await loops in the graph engine: a thread whose pending read repeats its last iteration
+//! waits (a later write revisits that read instead of the loop spinning), and an object's
+//! operation that would wait reads only the latest state.
+
+use crate::event::{Op, Pending};
+use crate::graph::{EventId, Graph, Label};
+
+use super::objects::{self, object_of};
+use super::Trust;
+
+impl Trust<'_> {
+    /// An object's operation that waits where it reads some states (a lock where its mutex
+    /// is taken) reads only the latest of those, as a read is added maximally: one that waits
+    /// on an older state is never revisited (a revisit needs its read maximal), and ends as
+    /// the graph where it waits on the latest does, blocked or in the same deadlock. (Where
+    /// the latest lets it go on, it waits on none.) A read that nothing follows in its thread
+    /// or reads from keeps a graph consistent reading the latest write, so that graph is
+    /// there; not under porf cycles, where kept events may follow it.
+    pub(super) fn wait_on_latest(
+        &self,
+        g: &Graph,
+        e: EventId,
+        addr: u64,
+        candidates: &mut Vec<Option<EventId>>,
+    ) {
+        let Some(op) = g.event(e).op.filter(objects::may_only_read) else {
+            return;
+        };
+        if self.model.porf_cycles() {
+            return;
+        }
+        let latest = self.model.latest_write(g, addr, &|x| x != e, None);
+        // (should the latest not keep the graph consistent, every state stays a source)
+        if self.would_wait(g, e, &op, latest) && self.with_source(g, e, latest).is_none() {
+            return;
+        }
+        candidates.retain(|&w| w == latest || !self.would_wait(g, e, &op, w));
+    }
+
+    /// Could another read of `r`'s thread, right after it, read another write than `r` did?
+    pub(super) fn could_read_another(&self, g: &Graph, r: EventId) -> bool {
+        let (Some((addr, size)), Some(rf)) = (g.label(r).access(), g.label(r).rf()) else {
+            return false;
+        };
+        let writes: Vec<EventId> = g
+            .events()
+            .filter(|&w| g.label(w).writes() && g.label(w).location() == Some(addr))
+            .collect();
+        // an object's operation waits for a state it can go on from (a lock for a free mutex)
+        let op = g.event(r).op;
+        std::iter::once(None)
+            .chain(writes.into_iter().map(Some))
+            .filter(|&w| w != rf && !op.is_some_and(|op| self.would_wait(g, r, &op, w)))
+            .any(|w| {
+                let mut h = g.clone();
+                let again = h.push(r.thread, Label::Read { addr, size, rf: w }, 0, 0);
+                self.model.consistent_after(&h, again)
+            })
+    }
+}
+
+/// The read `thread` waits at in an await loop: its pending load repeats its last event, a
+/// read of the same location from the same instruction in the same state (so reading what it
+/// read then changes nothing; a later write revisits that read instead).
+pub(super) fn awaiting(g: &Graph, thread: u32, ran: u32, p: &Pending) -> Option<EventId> {
+    let addr = match p.op {
+        // (a load with no state hash, as a piece of a copy has, is not known to repeat)
+        Op::Load { .. } | Op::Cas { .. } if p.hash == 0 => return None,
+        Op::Load { addr, .. } | Op::Cas { addr, .. } => addr.0,
+        ref op if objects::may_only_read(op) => object_of(op)?.0,
+        _ => return None,
+    };
+    // the thread's latest iteration: reads only since a read of the same location by the same
+    // instruction in the same state (a yield between changes nothing; a loop of several loads
+    // repeats as one)
+    let evs = g.threads.get(thread as usize)?;
+    let mut index = (ran as usize).min(evs.len());
+    let oldest = index.saturating_sub(AWAIT_ITERATION);
+    while index > oldest {
+        index -= 1;
+        let ev = &evs[index];
+        match ev.label {
+            Label::Local => {}
+            Label::Read { addr: a, .. } if a == addr && ev.pc == p.pc && ev.hash == p.hash => {
+                return Some(EventId {
+                    thread,
+                    index: index as u32,
+                })
+            }
+            Label::Read { .. } => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The longest iteration of an await loop recognised, in events (a longer one is explored
+/// iteration by iteration; the check runs at every step).
+const AWAIT_ITERATION: usize = 32;
+
+/// The events of an await loop's iteration that begins at `first`, up to where its thread has
+/// run (`ran`; what follows is kept events not run yet, or holes): a write any of its reads
+/// could read ends the wait.
+pub(super) fn iteration(first: EventId, ran: &[u32]) -> impl Iterator<Item = EventId> {
+    let end = ran.get(first.thread as usize).copied().unwrap_or(0);
+    (first.index..end).map(move |index| EventId {
+        thread: first.thread,
+        index,
+    })
+}
