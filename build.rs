@@ -11,6 +11,7 @@ const RUNTIME_SOURCES: &[&str] = &[
     "runtime/rt.h",
     "runtime/sys.h",
     "runtime/trap.c",
+    "runtime/startup.c",
     "runtime/script.c",
     "runtime/pending.c",
     "runtime/threads.c",

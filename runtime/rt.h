@@ -89,6 +89,12 @@ static const int runtime_signals[] = {SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, 
 
 /* process-wide state (set up before main, read-only afterwards) */
 extern struct smc_header *ch;
+/* the sites, the load bias and the trampoline (set up at start-up: startup.c) */
+extern const struct smc_site *g_sites;
+extern uint32_t g_nsites;
+extern uint64_t g_bias;
+extern uint8_t *g_tramp;
+void install_handlers(void);
 extern int g_active;
 extern volatile int g_exiting; /* the execution has ended: run everything natively */
 extern uint64_t g_main_stack_lo, g_main_stack_hi;
