@@ -1,12 +1,12 @@
 //! Compare-exchanges: an update where the write it reads from holds what it compares with,
-//! else a read. Where the runtime reports its operands ([`CasOperands`]), the engine knows
+//! else a read. Where the runtime reports its operands ([`crate::event::CasOperands`]), the engine knows
 //! which before it chooses a source, so each source's graph is made with the right label,
 //! the update's bytes known (what it writes does not depend on what it read). Without them
 //! (a 16-byte one), it is added as a read and becomes an update once it has run and written
 //! (`Trust::settle_converted`), which may end an execution blocked.
 
-use crate::event::{CasOperands, StoreBytes};
-use crate::graph::{EventId, Graph, Label};
+use crate::event::StoreBytes;
+use crate::graph::{EventId, Graph, Label, Order};
 
 use super::revisit::Placed;
 use super::Trust;
@@ -16,14 +16,14 @@ pub(super) fn operand_bytes(v: u64, size: u32) -> StoreBytes {
     StoreBytes::from_slice(&v.to_le_bytes()[..(size as usize).min(8)])
 }
 
-/// Compare-exchange `e` as an update of `g` that reads from `w` and writes its operand.
-fn as_update(g: &mut Graph, e: EventId, w: Option<EventId>, ops: CasOperands) {
+/// `e` as an update of `g` that reads from `w` and writes `bytes`.
+fn as_update(g: &mut Graph, e: EventId, w: Option<EventId>, bytes: StoreBytes) {
     if let Label::Read { addr, size, .. } | Label::Update { addr, size, .. } = *g.label(e) {
         *g.label_mut(e) = Label::Update {
             addr,
             size,
             rf: w,
-            bytes: operand_bytes(ops.desired, size),
+            bytes,
         };
     }
 }
@@ -43,26 +43,43 @@ impl Trust<'_> {
         let ops = g.event(e).cas?;
         let (addr, size) = g.label(e).access()?;
         let expected = operand_bytes(ops.expected, size);
-        let holds = |w: Option<EventId>| -> Option<bool> {
-            let bytes = match w {
-                Some(w) => g.label(w).written()?,
-                None => self.memory.before.get(&addr)?,
-            };
-            (bytes.len() == size as usize).then(|| *bytes == expected)
-        };
-        let writes: Vec<bool> = candidates
+        let desired = operand_bytes(ops.desired, size);
+        let writes: Vec<Option<StoreBytes>> = candidates
             .iter()
-            .map(|&w| holds(w))
+            .map(|&w| {
+                let bytes = match w {
+                    Some(w) => g.label(w).written()?,
+                    None => self.memory.before.get(&addr)?,
+                };
+                (bytes.len() == size as usize)
+                    .then(|| (*bytes == expected).then(|| desired.clone()))
+            })
             .collect::<Option<_>>()?;
+        let order = g.event(e).order;
+        Some(self.labelled_sources(g, e, candidates, &writes, order))
+    }
+
+    /// The graphs of read `e` of `g` reading from each of `candidates` (in their order) where
+    /// that is consistent: an update right after a source where `writes` gives the bytes it
+    /// writes then (its revisits made, `order` its order), a read of any other.
+    pub(super) fn labelled_sources(
+        &mut self,
+        g: &Graph,
+        e: EventId,
+        candidates: &[Option<EventId>],
+        writes: &[Option<StoreBytes>],
+        order: Option<Order>,
+    ) -> Vec<Graph> {
         let mut graphs = Vec::with_capacity(candidates.len());
         let mut updates = Vec::new();
         for (&w, write) in candidates.iter().zip(writes) {
-            if !write {
+            let Some(bytes) = write else {
                 graphs.extend(self.with_source(g, e, w));
                 continue;
-            }
+            };
             let mut h = g.clone();
-            as_update(&mut h, e, w, ops);
+            as_update(&mut h, e, w, bytes.clone());
+            h.event_mut(e).order = order;
             match self.placed_update(g, h, e, w) {
                 Placed::Consistent(h) => {
                     updates.push(graphs.len());
@@ -75,7 +92,7 @@ impl Trust<'_> {
         for i in updates {
             self.revisits(&graphs[i], e);
         }
-        Some(graphs)
+        graphs
     }
 }
 
@@ -92,7 +109,7 @@ pub(super) fn revisited_exchange(h: &mut Graph, r: EventId, a: EventId) -> bool 
     };
     let writes = h.label(a).written() == Some(&operand_bytes(ops.expected, size));
     match *h.label(r) {
-        Label::Read { .. } if writes => as_update(h, r, Some(a), ops),
+        Label::Read { .. } if writes => as_update(h, r, Some(a), operand_bytes(ops.desired, size)),
         Label::Update { rf, .. } if !writes => {
             if h.events().any(|e| h.label(e).rf() == Some(Some(r))) {
                 return false;

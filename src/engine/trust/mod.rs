@@ -693,7 +693,11 @@ impl Trust<'_> {
                 Label::Read { addr, .. } => {
                     let mut candidates = self.sources(&g, e, addr);
                     self.wait_on_latest(&g, e, addr, &mut candidates);
-                    if let Some(mut graphs) = self.exchange_sources(&g, e, &candidates) {
+                    let labelled = match self.exchange_sources(&g, e, &candidates) {
+                        None => self.object_sources(&g, e, &candidates),
+                        graphs => graphs,
+                    };
+                    if let Some(mut graphs) = labelled {
                         // (the last source's, as for a read)
                         let Some(first) = graphs.pop() else {
                             self.outcome.stats.blocked += 1;

@@ -16,7 +16,7 @@
 //! takes the mutex again (the runtime does the unlock and the lock as operations of their
 //! own, `MUTEX_APART`).
 
-use crate::event::{Event, Op, Pending, Reply, ThreadId};
+use crate::event::{Event, Op, Pending, Reply, StoreBytes, ThreadId};
 use crate::graph::{EventId, Graph, Label, Order};
 
 use super::{le_value, ExecError, Snapshot, Trust};
@@ -459,6 +459,33 @@ impl Trust<'_> {
         self.trace.push(traced);
         self.trace_events.push(Some(e));
         Ok(snap)
+    }
+
+    /// The graphs of object operation `e`, added as a read, reading from each of `candidates`
+    /// (in their order) where that is consistent: an update where it writes from that state,
+    /// its bytes known before it runs ([`Trust::labelled_sources`]). `None` for one with
+    /// several outcomes (the waiter a futex wake wakes: its bytes depend on the choice), or
+    /// where an outcome is an error: it then becomes an update once it has run.
+    pub(super) fn object_sources(
+        &mut self,
+        g: &Graph,
+        e: EventId,
+        candidates: &[Option<EventId>],
+    ) -> Option<Vec<Graph>> {
+        let op = g.event(e).op.filter(may_only_read)?;
+        let (_, size) = object_of(&op)?;
+        if matches!(op, Op::FutexWake { .. }) {
+            return None;
+        }
+        let writes: Vec<Option<StoreBytes>> = candidates
+            .iter()
+            .map(|&w| match self.object_outcome(g, e, &op, w).ok()?.effect {
+                Effect::Write(state) => Some(Some(state.to_le_bytes()[..size as usize].into())),
+                Effect::Read | Effect::Wait => Some(None),
+            })
+            .collect::<Option<_>>()?;
+        let order = order_of(&op, Effect::Write(0));
+        Some(self.labelled_sources(g, e, candidates, &writes, order))
     }
 
     /// After a revisit gave object operation `r` another source: it is chosen anew, and it
