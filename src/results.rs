@@ -66,6 +66,10 @@ pub struct Counterexample {
     /// Under the graph engine: the reply each step of `schedule` was given (the bytes a read
     /// was given to read), which a replay gives again. Empty: the engine decides them again.
     pub replies: Vec<Reply>,
+    /// The steps of `schedule` after which their thread ran past the time limit without
+    /// another visible operation (set aside as hung): a replay expects them to hang again,
+    /// after a short limit rather than the full one.
+    pub hung: Vec<usize>,
     /// Stores went through store buffers (TSO, PSO): memory changes at updates.
     pub buffered: bool,
     /// Which write each read of the trace read from, as the engine chose it (the graph
@@ -102,6 +106,16 @@ pub struct Output {
     pub total: u64,
     /// The program wrote more than the capture holds; later writes failed.
     pub cut: bool,
+}
+
+/// What a replay follows ([`crate::engine::replay`]): a counterexample's steps, the reply
+/// each was given under the graph engine (empty under the interleaving engine, which decides
+/// them again), and which of them hung ([`Counterexample::hung`]).
+#[derive(Clone, Debug, Default)]
+pub struct Schedule {
+    pub steps: Vec<Step>,
+    pub replies: Vec<Reply>,
+    pub hung: Vec<usize>,
 }
 
 /// One decision of a schedule: the thread that ran, by its spawn-tree path (the n-th child

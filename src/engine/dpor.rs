@@ -17,7 +17,7 @@ use super::{
 };
 use crate::event::{Event, Footprint, Op, Pending, Reply, ScriptStep, TargetAddr, ThreadId};
 use crate::model::{BufferKind, Model};
-use crate::results::{Counterexample, ErrorKind, Outcome, Step, ThreadInfo};
+use crate::results::{Counterexample, ErrorKind, Outcome, Schedule, Step, ThreadInfo};
 
 /// Vector clock indexed by thread id; entry t = number of t's events known. Every event has
 /// one, and copies of clocks are the engine's most frequent operation: the first 8 entries
@@ -368,24 +368,29 @@ pub fn explore_part(
     explore_from(x, exec, cfg, progress, false)
 }
 
-/// Run one execution along `schedule` (a counterexample's), then on as the exploration would.
-/// With `hand_over`, stop before the schedule's last step and give the execution to
-/// [`Executor::hand_over`] (a debugger) instead.
+/// Run one execution along `schedule` (a counterexample's), then on as the exploration would;
+/// the steps at `hung` hang again ([`Counterexample::hung`]). With `hand_over`, stop before
+/// the schedule's last step and give the execution to [`Executor::hand_over`] (a debugger)
+/// instead.
 pub fn replay(
     exec: &mut dyn Executor,
     model: &dyn Model,
     cfg: &Config,
-    schedule: &[Step],
-    replies: &[Reply],
+    schedule: &Schedule,
     hand_over: bool,
 ) -> Result<Outcome, ExecError> {
+    let Schedule {
+        steps: schedule,
+        replies,
+        hung,
+    } = schedule;
     if cfg.graph {
-        return super::trust::replay(exec, cfg, schedule, replies, hand_over);
+        return super::trust::replay(exec, cfg, schedule, replies, hung, hand_over);
     }
     let mut x = Explorer::new(model, cfg);
     x.replay_until = schedule.len();
     x.hand_over = hand_over;
-    for s in schedule {
+    for (i, s) in schedule.iter().enumerate() {
         let chosen = x.names.intern_path(&s.thread);
         x.nodes.push(Node {
             chosen,
@@ -397,7 +402,7 @@ pub fn replay(
             explored: Vec::new(),
             op: None,
             step: None,
-            hangs: false,
+            hangs: hung.contains(&i),
             section: None,
         });
     }

@@ -36,7 +36,7 @@ use crate::event::{Reply, ScriptStep, MAX_ACCESS};
 use crate::model::{self, Model};
 use crate::program::Arch;
 use crate::report::schedule;
-use crate::results::{Counterexample, Observation, Outcome, Stats, Step};
+use crate::results::{Counterexample, Observation, Outcome, Schedule, Stats, Step};
 
 /// What the runtime hands the engine library (`struct smc_engine_ops` in runtime/worker.c).
 #[repr(C)]
@@ -599,6 +599,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         "errors": o.errors.iter().map(|(cx, n)| json!({
             "schedule": schedule_json(&cx.schedule), "count": n,
             "replies": cx.replies.iter().map(schedule::reply_json).collect::<Vec<_>>(),
+            "hung": cx.hung,
             "graph": cfg.graph.then(|| graph_json(cx)),
             "found": [cx.found.0, cx.found.1],
         })).collect::<Vec<_>>(),
@@ -638,7 +639,7 @@ pub(super) fn explore(
     for e in errors {
         // A program whose error does not come back on replay: explore here, as without the
         // worker's engine.
-        let r = match engine::replay(target, model, cfg, &e.schedule, &e.replies, false) {
+        let r = match engine::replay(target, model, cfg, &e.schedule, false) {
             Err(ExecError::Fatal(_)) => return Ok(None),
             r => r?,
         };
@@ -669,9 +670,9 @@ pub(super) fn explore(
 
 /// An error as the worker reports it.
 struct Found {
-    schedule: Vec<Step>,
-    /// The graph engine's: the reply to each step, and what its graph adds ([`graph_json`]).
-    replies: Vec<Reply>,
+    /// Its steps; the graph engine's reply to each; the steps that hung.
+    schedule: Schedule,
+    /// The graph engine's: what its graph adds ([`graph_json`]).
     graph: Option<Value>,
     count: u64,
     found: (u64, u64),
@@ -697,9 +698,18 @@ fn decode(v: &Value) -> Option<(Outcome, Vec<Found>)> {
                 .map(schedule::reply_of)
                 .collect::<Option<_>>()?,
         };
+        let hung = match &e["hung"] {
+            Value::Null => Vec::new(),
+            h => (h.as_array()?.iter())
+                .map(|i| i.as_u64().map(|i| i as usize))
+                .collect::<Option<_>>()?,
+        };
         errors.push(Found {
-            schedule: schedule_of(&e["schedule"])?,
-            replies,
+            schedule: Schedule {
+                steps: schedule_of(&e["schedule"])?,
+                replies,
+                hung,
+            },
             graph: Some(e["graph"].clone()).filter(|g| !g.is_null()),
             count: n(&e["count"])?,
             found,

@@ -904,12 +904,16 @@ impl<'a> Explorer<'a> {
                 }
             })
             .collect();
-        let schedule = self.nodes[..run.trace.len().min(self.nodes.len())]
+        let nodes = &self.nodes[..run.trace.len().min(self.nodes.len())];
+        let schedule = nodes
             .iter()
             .map(|n| Step {
                 thread: self.names.path(n.chosen),
                 alt: n.alt,
             })
+            .collect();
+        let hung = (nodes.iter().enumerate())
+            .filter_map(|(i, n)| n.hangs.then_some(i))
             .collect();
         let mut cx = Counterexample {
             kind,
@@ -921,6 +925,7 @@ impl<'a> Explorer<'a> {
             schedule,
             buffered: run.buffers.is_some(),
             replies: Vec::new(),
+            hung,
             sources: Vec::new(),
             coherence: Vec::new(),
             dependencies: Vec::new(),

@@ -117,6 +117,7 @@ pub fn explore_shared(
         speculative: false,
         script: Script::default(),
         replies: Vec::new(),
+        hung: Vec::new(),
     };
     let dealing = dealing.or_else(|| pool.shard().map(Dealing::shard));
     let mut part = dealing.map(Part::new);
@@ -211,6 +212,8 @@ struct Trust<'a> {
     script: Script,
     /// The running execution's steps: the slot and the reply of each (for its schedule).
     replies: Vec<(u32, Reply)>,
+    /// The steps (indices in `replies`) after which their thread was set aside as hung.
+    hung: Vec<usize>,
 }
 
 /// What memory holds where the running execution wrote: the write that ran last at each
@@ -299,6 +302,7 @@ impl Trust<'_> {
                 self.trace.clear();
                 self.trace_events.clear();
                 self.replies.clear();
+                self.hung.clear();
                 self.memory = Memory::default();
                 self.ran.clear();
                 self.exec.begin()?
@@ -363,6 +367,7 @@ impl Trust<'_> {
         self.trace.truncate(done);
         self.trace_events.truncate(done);
         self.replies.truncate(done);
+        self.hung.retain(|&i| i < done);
         self.slots = vec![0];
         self.ran.clear();
         self.ran.resize(g.threads.len(), 0);

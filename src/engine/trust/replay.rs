@@ -18,12 +18,14 @@ fn differs(step: usize) -> ExecError {
     ))
 }
 
-/// Runs `steps` with `replies`; with `hand_over`, the last step is the debugger's.
+/// Runs `steps` with `replies`, those at `hung` expected to hang again; with `hand_over`, the
+/// last step is the debugger's.
 pub fn replay(
     exec: &mut dyn Executor,
     cfg: &Config,
     steps: &[Step],
     replies: &[Reply],
+    hung: &[usize],
     hand_over: bool,
 ) -> Result<Outcome, ExecError> {
     if replies.len() != steps.len() {
@@ -48,7 +50,11 @@ pub fn replay(
             return Ok(Outcome::default());
         }
         let before = snap.slots.len();
-        snap = exec.step(slot as u32, reply)?;
+        snap = if hung.contains(&i) {
+            exec.step_hanging(slot as u32, reply)?
+        } else {
+            exec.step(slot as u32, reply)?
+        };
         last.resize(snap.slots.len(), None);
         last[slot] = Some((p, reply.value));
         for _ in before..snap.slots.len() {
@@ -119,6 +125,7 @@ pub fn replay(
             signal: None,
             schedule: steps.to_vec(),
             replies: replies.to_vec(),
+            hung: hung.to_vec(),
             buffered: false,
             sources: Vec::new(),
             coherence: Vec::new(),

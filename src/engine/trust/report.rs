@@ -92,6 +92,7 @@ impl Trust<'_> {
                 })
                 .collect(),
             replies: self.replies.iter().map(|(_, r)| r.clone()).collect(),
+            hung: self.hung.clone(),
             buffered: false,
             heap: self.exec.heap_blocks(),
             output,

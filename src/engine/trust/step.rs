@@ -2,7 +2,7 @@
 //! on, the reply that makes it see what the graph says, and its step, split so that the engine
 //! may branch while the program runs on.
 
-use crate::engine::{ExecError, Snapshot};
+use crate::engine::{ExecError, SlotState, Snapshot};
 use crate::event::{
     CasOperands, Event, FenceKind, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS,
 };
@@ -224,6 +224,13 @@ impl Trust<'_> {
             None => self.exec.finish_step()?,
         };
         self.replies.push((slot, reply.clone()));
+        if snap
+            .slots
+            .get(slot as usize)
+            .is_some_and(|v| v.state == SlotState::Hung)
+        {
+            self.hung.push(self.replies.len() - 1);
+        }
         if answered(&p.op) {
             return self.object_stepped(g, p, e, snap);
         }
