@@ -87,3 +87,17 @@ fn replays_and_the_fork_executor_see_the_shared_stack() {
         fork.stderr
     );
 }
+
+/// A spin on a stack variable another thread writes is found in the first round after 1 s
+/// without a visible operation, not the full `--exec-timeout` (10 s by default).
+#[test]
+fn a_spin_on_a_shared_stack_variable_is_found_without_the_full_limit() {
+    let scratch = Scratch::new("shared-stack-probe");
+    let bin = compile(&scratch, &source("stack_message.c"), "gcc", &["-O2"]);
+    let r = check(&bin, "sc", &[]);
+    let ctx = format!("{}{}", r.stdout, r.stderr);
+    assert_eq!((r.verdict(), r.executions()), ("ok", 2), "{ctx}");
+    let json = r.json.as_ref().expect("a JSON summary");
+    let elapsed = json["elapsed_s"].as_f64().expect("elapsed_s");
+    assert!(elapsed < 5.0, "{elapsed} s\n{ctx}");
+}

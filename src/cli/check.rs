@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use smc_run::engine::parallel::{self, Jobs, Shard};
@@ -302,7 +302,12 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     let mut all_stacks = false;
     let mut hung: Option<Explored> = None;
     let mut rounds = 0;
+    // (the first round probes for a spin on shared stack memory: its hang came sooner than
+    // the full limit, so it stands only once a round with the full limit hangs too)
+    let probing = replay.is_none() && !cli.gdb && PROBE_TIMEOUT < cli.bounds.check()?;
+    let (mut probed, mut looked) = (false, false);
     let x = loop {
+        let probe = probing && rounds == 0;
         let Some(x) = explore(
             cli,
             &path,
@@ -315,6 +320,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
                 shared: &shared,
                 all_stacks,
                 started,
+                probe,
             },
         )?
         else {
@@ -324,7 +330,14 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         if replay.is_some() {
             break x;
         }
+        probed |= probe;
         if all_stacks && x.outcome.shared_found.is_empty() {
+            if std::mem::take(&mut probed) {
+                // nothing shared found after a probe's hang: again, with the full limit (a
+                // hang then stands)
+                (all_stacks, hung, looked) = (false, None, true);
+                continue;
+            }
             // nothing shared found: the spin stands as it was seen
             break hung.take().expect("a round that hung came first");
         }
@@ -350,14 +363,18 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
             .errors
             .iter()
             .any(|(cx, _)| cx.message.contains(results::TIMEOUT_HANG));
-        if timed_out && hung.is_none() && !all_stacks {
+        if timed_out && hung.is_none() && !all_stacks && !looked {
             hung = Some(x);
             all_stacks = true;
             if !cli.quiet && !cli.json {
+                let limit = match probe {
+                    true => format!("{} s", PROBE_TIMEOUT.as_secs_f64()),
+                    false => "past the time limit".into(),
+                };
                 say!(
-                    "smc-run: note: a thread ran past the time limit without a visible \
-                     operation: checking again with every stack and thread-local access \
-                     visible, in case it waits on memory another thread shares with it"
+                    "smc-run: note: a thread ran {limit} without a visible operation: checking \
+                     again with every stack and thread-local access visible, in case it waits \
+                     on memory another thread shares with it"
                 );
             }
             continue;
@@ -446,7 +463,16 @@ struct Round<'a> {
     shared: &'a [(u64, u64)],
     all_stacks: bool,
     started: Instant,
+    /// A thread is taken as hung after [`PROBE_TIMEOUT`] (if shorter than `--exec-timeout`):
+    /// the first round, whose hang most often is a spin on a stack variable another thread
+    /// writes, which the round that sees every stack access finds.
+    probe: bool,
 }
+
+/// How long a thread may run without a visible operation in the first round before the check
+/// looks at every stack access ([`Round::probe`]). A hang it reports stands only once a round
+/// with the full `--exec-timeout` hangs too.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Executions of the round that looks at every stack and TLS access (after a thread spun
 /// without visible operations) for memory one thread shares with another.
@@ -485,8 +511,12 @@ fn explore(
         shared,
         all_stacks,
         started,
+        probe,
     } = round;
-    let exec_timeout = cli.bounds.check()?;
+    let exec_timeout = match cli.bounds.check()? {
+        t if probe => t.min(PROBE_TIMEOUT),
+        t => t,
+    };
     let given = cli.program.as_ref().expect("clap requires PROGRAM");
     // One check runs on one CPU (the supervisor and its program hand over faster there);
     // worker w of -j on the w-th CPU from the one we are on.
