@@ -303,8 +303,11 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     let mut hung: Option<Explored> = None;
     let mut rounds = 0;
     // (the first round probes for a spin on shared stack memory: its hang came sooner than
-    // the full limit, so it stands only once a round with the full limit hangs too)
-    let probing = replay.is_none() && !cli.gdb && PROBE_TIMEOUT < cli.bounds.check()?;
+    // the full limit, so it stands only once a round with the full limit hangs too; not with
+    // --keep-going, whose first round goes on past its hangs, each then costing a round
+    // more)
+    let probing =
+        replay.is_none() && !cli.gdb && !cli.keep_going && PROBE_TIMEOUT < cli.bounds.check()?;
     let (mut probed, mut looked) = (false, false);
     let x = loop {
         let probe = probing && rounds == 0;
@@ -464,8 +467,8 @@ struct Round<'a> {
     all_stacks: bool,
     started: Instant,
     /// A thread is taken as hung after [`PROBE_TIMEOUT`] (if shorter than `--exec-timeout`):
-    /// the first round, whose hang most often is a spin on a stack variable another thread
-    /// writes, which the round that sees every stack access finds.
+    /// the first round without `--keep-going`, whose hang most often is a spin on a stack
+    /// variable another thread writes, which the round that sees every stack access finds.
     probe: bool,
 }
 

@@ -58,8 +58,8 @@ pub(crate) struct Bounds {
     pub(crate) max_steps: usize,
 
     /// Wall-clock seconds a thread may run without reaching a visible operation (a shared
-    /// access or a pthread call); longer is reported as a hang. (The check's first round
-    /// looks for a spin on shared stack memory after 1 s.)
+    /// access or a pthread call); longer is reported as a hang. (Without --keep-going, the
+    /// check's first round looks for a spin on shared stack memory after 1 s.)
     #[arg(long, default_value_t = 10.0)]
     pub(crate) exec_timeout: f64,
 
