@@ -341,8 +341,11 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
                 (all_stacks, hung, looked) = (false, None, true);
                 continue;
             }
-            // nothing shared found: the spin stands as it was seen
-            break hung.take().expect("a round that hung came first");
+            // nothing shared found: the spin stands as it was seen (the check took its
+            // rounds since)
+            let mut x = hung.take().expect("a round that hung came first");
+            x.elapsed = started.elapsed().as_secs_f64();
+            break x;
         }
         let found = &x.outcome.shared_found;
         // (a round with every stack access visible buffers the threads' own frames too, so
