@@ -308,7 +308,8 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
     // more)
     let probing =
         replay.is_none() && !cli.gdb && !cli.keep_going && PROBE_TIMEOUT < cli.bounds.check()?;
-    let (mut probed, mut looked) = (false, false);
+    // (whether the round that hung probed, and whether a round ran again with the full limit)
+    let (mut hung_probed, mut looked) = (false, false);
     let x = loop {
         let probe = probing && rounds == 0;
         let Some(x) = explore(
@@ -333,9 +334,8 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
         if replay.is_some() {
             break x;
         }
-        probed |= probe;
         if all_stacks && x.outcome.shared_found.is_empty() {
-            if std::mem::take(&mut probed) {
+            if std::mem::take(&mut hung_probed) {
                 // nothing shared found after a probe's hang: again, with the full limit (a
                 // hang then stands)
                 (all_stacks, hung, looked) = (false, None, true);
@@ -371,6 +371,7 @@ pub(crate) fn run(cli: &Cli) -> Result<u8, UsageError> {
             .any(|(cx, _)| cx.message.contains(results::TIMEOUT_HANG));
         if timed_out && hung.is_none() && !all_stacks && !looked {
             hung = Some(x);
+            hung_probed = probe;
             all_stacks = true;
             if !cli.quiet && !cli.json {
                 let limit = match probe {

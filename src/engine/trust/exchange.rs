@@ -1,7 +1,7 @@
 //! Compare-exchanges: an update where the write it reads from holds what it compares with,
-//! else a read. Where the runtime reports its operands ([`crate::event::CasOperands`]), the engine knows
-//! which before it chooses a source, so each source's graph is made with the right label,
-//! the update's bytes known (what it writes does not depend on what it read). Without them
+//! else a read. Where the runtime reports its operands ([`crate::event::CasOperands`]), the
+//! engine knows which before it chooses a source, so each source's graph is made with the
+//! right label, the update's bytes known (what it writes does not depend on what it read). Without them
 //! (a 16-byte one), it is added as a read and becomes an update once it has run and written
 //! (`Trust::settle_converted`), which may end an execution blocked.
 

@@ -19,6 +19,7 @@
 use crate::event::{Event, Op, Pending, Reply, StoreBytes, ThreadId};
 use crate::graph::{EventId, Graph, Label, Order};
 
+use super::exchange::operand_bytes;
 use super::{le_value, ExecError, Snapshot, Trust};
 
 /// The reply to an operation that must wait: it asks again (runtime/sync.c `SMC_BUSY`).
@@ -428,7 +429,7 @@ impl Trust<'_> {
             let label = g.label_mut(e);
             match o.effect {
                 Effect::Write(state) => {
-                    let bytes = state.to_le_bytes()[..size as usize].into();
+                    let bytes = operand_bytes(state, size);
                     if matches!(label, Label::Read { .. }) {
                         self.converted = Some(e);
                     }
@@ -480,7 +481,7 @@ impl Trust<'_> {
         let writes: Vec<Option<StoreBytes>> = candidates
             .iter()
             .map(|&w| match self.object_outcome(g, e, &op, w).ok()?.effect {
-                Effect::Write(state) => Some(Some(state.to_le_bytes()[..size as usize].into())),
+                Effect::Write(state) => Some(Some(operand_bytes(state, size))),
                 Effect::Read | Effect::Wait => Some(None),
             })
             .collect::<Option<_>>()?;
