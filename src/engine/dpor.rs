@@ -17,7 +17,7 @@ use super::{
 };
 use crate::event::{Event, Footprint, Op, Pending, Reply, ScriptStep, TargetAddr, ThreadId};
 use crate::model::{BufferKind, Model};
-use crate::results::{Counterexample, ErrorKind, Outcome, Schedule, Step, ThreadInfo};
+use crate::results::{Counterexample, ErrorKind, Outcome, Schedule, Step};
 
 /// Vector clock indexed by thread id; entry t = number of t's events known. Every event has
 /// one, and copies of clocks are the engine's most frequent operation: the first 8 entries

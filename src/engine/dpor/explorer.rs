@@ -877,68 +877,6 @@ impl<'a> Explorer<'a> {
         }
     }
 
-    pub(super) fn counterexample(
-        &self,
-        run: &Run,
-        kind: ErrorKind,
-        message: String,
-        fault: Option<(ThreadId, u64, u64)>,
-        signal: Option<i32>,
-    ) -> Box<Counterexample> {
-        let updaters = (0..run.threads.len() as u32)
-            .map(ThreadId)
-            .filter(|t| run.threads[t.index()].updater.is_some());
-        let threads = run
-            .slot_tid
-            .iter()
-            .copied()
-            .chain(updaters)
-            .map(|t| {
-                let th = &run.threads[t.index()];
-                ThreadInfo {
-                    id: t,
-                    parent: th.parent,
-                    start: th.start,
-                    pending: th.pending.filter(|_| th.updater.is_none()),
-                    buffer_of: th.updater.map(|(o, _)| o),
-                }
-            })
-            .collect();
-        let nodes = &self.nodes[..run.trace.len().min(self.nodes.len())];
-        let schedule = nodes
-            .iter()
-            .map(|n| Step {
-                thread: self.names.path(n.chosen),
-                alt: n.alt,
-            })
-            .collect();
-        let hung = (nodes.iter().enumerate())
-            .filter_map(|(i, n)| n.hangs.then_some(i))
-            .collect();
-        let mut cx = Counterexample {
-            kind,
-            message,
-            trace: run.trace.iter().map(|t| t.ev.clone()).collect(),
-            threads,
-            fault,
-            signal,
-            schedule,
-            buffered: run.buffers.is_some(),
-            replies: Vec::new(),
-            hung,
-            sources: Vec::new(),
-            coherence: Vec::new(),
-            dependencies: Vec::new(),
-            reorderings: Vec::new(),
-            weakness: None,
-            heap: Vec::new(),
-            output: None,
-            found: (0, 0),
-        };
-        renumber(&mut cx);
-        Box::new(cx)
-    }
-
     /// Move to the deepest node with something left to explore. False when done.
     pub(super) fn next_branch(&mut self, run: &Run) -> bool {
         while let Some(i) = self.nodes.len().checked_sub(1) {

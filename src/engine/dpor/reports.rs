@@ -1,9 +1,11 @@
-//! The words of a counterexample: threads named in the order they appear, values and signals
-//! shown, and what a program's own report of its death (a Rust panic, C++'s std::terminate)
-//! says.
+//! A counterexample: built from the execution that ended in an error (trace, threads,
+//! schedule, the steps that hung), and its words: threads named in the order they appear,
+//! values and signals shown, and what a program's own report of its death (a Rust panic,
+//! C++'s std::terminate) says.
 
+use super::Run;
 use crate::event::{Op, ThreadId};
-use crate::results::{Counterexample, ErrorKind, Output};
+use crate::results::{Counterexample, ErrorKind, Output, Step, ThreadInfo};
 
 /// The threads in the order they appear (main first): the numbering of a counterexample.
 fn by_appearance(seen: impl Iterator<Item = ThreadId>) -> Vec<ThreadId> {
@@ -122,5 +124,70 @@ pub(in crate::engine) fn signal_name(sig: i32) -> &'static str {
         libc::SIGTRAP => "SIGTRAP (trap)",
         libc::SIGKILL => "SIGKILL",
         _ => "signal",
+    }
+}
+
+/// The counterexample of an execution that ended in an error: its trace, threads and schedule.
+impl super::Explorer<'_> {
+    pub(super) fn counterexample(
+        &self,
+        run: &Run,
+        kind: ErrorKind,
+        message: String,
+        fault: Option<(ThreadId, u64, u64)>,
+        signal: Option<i32>,
+    ) -> Box<Counterexample> {
+        let updaters = (0..run.threads.len() as u32)
+            .map(ThreadId)
+            .filter(|t| run.threads[t.index()].updater.is_some());
+        let threads = run
+            .slot_tid
+            .iter()
+            .copied()
+            .chain(updaters)
+            .map(|t| {
+                let th = &run.threads[t.index()];
+                ThreadInfo {
+                    id: t,
+                    parent: th.parent,
+                    start: th.start,
+                    pending: th.pending.filter(|_| th.updater.is_none()),
+                    buffer_of: th.updater.map(|(o, _)| o),
+                }
+            })
+            .collect();
+        let nodes = &self.nodes[..run.trace.len().min(self.nodes.len())];
+        let schedule = nodes
+            .iter()
+            .map(|n| Step {
+                thread: self.names.path(n.chosen),
+                alt: n.alt,
+            })
+            .collect();
+        let hung = (nodes.iter().enumerate())
+            .filter_map(|(i, n)| n.hangs.then_some(i))
+            .collect();
+        let mut cx = Counterexample {
+            kind,
+            message,
+            trace: run.trace.iter().map(|t| t.ev.clone()).collect(),
+            threads,
+            fault,
+            signal,
+            schedule,
+            buffered: run.buffers.is_some(),
+            replies: Vec::new(),
+            hung,
+            sources: Vec::new(),
+            coherence: Vec::new(),
+            dependencies: Vec::new(),
+            reorderings: Vec::new(),
+            weakness: None,
+            heap: Vec::new(),
+            output: None,
+            found: (0, 0),
+        };
+        renumber(&mut cx);
+        Box::new(cx)
     }
 }
