@@ -28,6 +28,15 @@ fn as_update(g: &mut Graph, e: EventId, w: Option<EventId>, bytes: StoreBytes) {
     }
 }
 
+/// A read's label from one of its sources, known before it runs.
+pub(super) struct SourceLabel {
+    pub source: Option<EventId>,
+    /// The bytes it writes from that source (an update), or `None` (a read).
+    pub write: Option<StoreBytes>,
+    /// Which of its outcomes from that source (an object's operation with several).
+    pub choice: Option<u32>,
+}
+
 impl Trust<'_> {
     /// The graphs of compare-exchange `e`, a read of `g` with its operands, reading from each
     /// of `candidates` (in their order) where that is consistent: an update right after a
@@ -44,42 +53,48 @@ impl Trust<'_> {
         let (addr, size) = g.label(e).access()?;
         let expected = operand_bytes(ops.expected, size);
         let desired = operand_bytes(ops.desired, size);
-        let writes: Vec<Option<StoreBytes>> = candidates
+        let labels: Vec<SourceLabel> = candidates
             .iter()
             .map(|&w| {
                 let bytes = match w {
                     Some(w) => g.label(w).written()?,
                     None => self.memory.before.get(&addr)?,
                 };
-                (bytes.len() == size as usize)
-                    .then(|| (*bytes == expected).then(|| desired.clone()))
+                (bytes.len() == size as usize).then(|| SourceLabel {
+                    source: w,
+                    write: (*bytes == expected).then(|| desired.clone()),
+                    choice: None,
+                })
             })
             .collect::<Option<_>>()?;
         let order = g.event(e).order;
-        Some(self.labelled_sources(g, e, candidates, &writes, order))
+        Some(self.labelled_sources(g, e, &labels, order))
     }
 
-    /// The graphs of read `e` of `g` reading from each of `candidates` (in their order) where
-    /// that is consistent: an update right after a source where `writes` gives the bytes it
-    /// writes then (its revisits made, `order` its order), a read of any other.
+    /// The graphs of read `e` of `g` with each of `labels` (in their order) where that is
+    /// consistent: an update right after its source where it writes (its revisits made,
+    /// `order` its order), a read of any other.
     pub(super) fn labelled_sources(
         &mut self,
         g: &Graph,
         e: EventId,
-        candidates: &[Option<EventId>],
-        writes: &[Option<StoreBytes>],
+        labels: &[SourceLabel],
         order: Option<Order>,
     ) -> Vec<Graph> {
-        let mut graphs = Vec::with_capacity(candidates.len());
+        let mut graphs = Vec::with_capacity(labels.len());
         let mut updates = Vec::new();
-        for (&w, write) in candidates.iter().zip(writes) {
-            let Some(bytes) = write else {
+        for label in labels {
+            let w = label.source;
+            let Some(bytes) = &label.write else {
                 graphs.extend(self.with_source(g, e, w));
                 continue;
             };
             let mut h = g.clone();
             as_update(&mut h, e, w, bytes.clone());
             h.event_mut(e).order = order;
+            if label.choice.is_some() {
+                h.event_mut(e).choice = label.choice;
+            }
             match self.placed_update(g, h, e, w) {
                 Placed::Consistent(h) => {
                     updates.push(graphs.len());

@@ -16,10 +16,10 @@
 //! takes the mutex again (the runtime does the unlock and the lock as operations of their
 //! own, `MUTEX_APART`).
 
-use crate::event::{Event, Op, Pending, Reply, StoreBytes, ThreadId};
+use crate::event::{Event, Op, Pending, Reply, ThreadId};
 use crate::graph::{EventId, Graph, Label, Order};
 
-use super::exchange::operand_bytes;
+use super::exchange::{operand_bytes, SourceLabel};
 use super::{le_value, ExecError, Snapshot, Trust};
 
 /// The reply to an operation that must wait: it asks again (runtime/sync.c `SMC_BUSY`).
@@ -328,10 +328,23 @@ impl Trust<'_> {
         op: &Op,
         source: Option<EventId>,
     ) -> Result<Outcome, ExecError> {
+        let choice = g.event(e).choice.unwrap_or(0);
+        self.chosen_outcome(g, e, op, source, choice)
+    }
+
+    /// [`Trust::object_outcome`] with its `choice`'th outcome.
+    fn chosen_outcome(
+        &self,
+        g: &Graph,
+        e: EventId,
+        op: &Op,
+        source: Option<EventId>,
+        choice: u32,
+    ) -> Result<Outcome, ExecError> {
         let earlier = &g.threads[e.thread as usize][..e.index as usize];
         let cx = Context {
             thread: e.thread,
-            choice: g.event(e).choice.unwrap_or(0),
+            choice,
             spurious_left: match op {
                 Op::CondReacquire { timed: false, .. } => {
                     let spurious = earlier.iter().filter(|ev| {
@@ -464,9 +477,9 @@ impl Trust<'_> {
 
     /// The graphs of object operation `e`, added as a read, reading from each of `candidates`
     /// (in their order) where that is consistent: an update where it writes from that state,
-    /// its bytes known before it runs ([`Trust::labelled_sources`]). `None` for one with
-    /// several outcomes (the waiter a futex wake wakes: its bytes depend on the choice), or
-    /// where an outcome is an error: it then becomes an update once it has run.
+    /// its bytes known before it runs ([`Trust::labelled_sources`]); one per outcome where it
+    /// has several from that state (the waiter a futex wake wakes). `None` where an outcome
+    /// is an error: it then becomes an update once it has run.
     pub(super) fn object_sources(
         &mut self,
         g: &Graph,
@@ -475,18 +488,24 @@ impl Trust<'_> {
     ) -> Option<Vec<Graph>> {
         let op = g.event(e).op.filter(may_only_read)?;
         let (_, size) = object_of(&op)?;
-        if matches!(op, Op::FutexWake { .. }) {
-            return None;
+        let mut labels = Vec::with_capacity(candidates.len());
+        for &source in candidates {
+            let state = self.state_of(g, source);
+            let n = alternatives(&op, state, self.cfg.nondet_values);
+            for choice in 0..n {
+                let write = match self.chosen_outcome(g, e, &op, source, choice).ok()?.effect {
+                    Effect::Write(state) => Some(operand_bytes(state, size)),
+                    Effect::Read | Effect::Wait => None,
+                };
+                labels.push(SourceLabel {
+                    source,
+                    write,
+                    choice: (n > 1).then_some(choice),
+                });
+            }
         }
-        let writes: Vec<Option<StoreBytes>> = candidates
-            .iter()
-            .map(|&w| match self.object_outcome(g, e, &op, w).ok()?.effect {
-                Effect::Write(state) => Some(Some(operand_bytes(state, size))),
-                Effect::Read | Effect::Wait => Some(None),
-            })
-            .collect::<Option<_>>()?;
         let order = order_of(&op, Effect::Write(0));
-        Some(self.labelled_sources(g, e, candidates, &writes, order))
+        Some(self.labelled_sources(g, e, &labels, order))
     }
 
     /// After a revisit gave object operation `r` another source: it is chosen anew, and it
