@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{builds, check, compile, source, Scratch};
+use common::{builds, check, compile, run, source, Scratch};
 
 /// main spins forever when it runs before the worker's store, and the worker fails when main
 /// runs after it: 3 executions (main hangs; the worker first, then main before or after the
@@ -54,6 +54,43 @@ fn a_hangs_counterexample_does_not_wait_out_the_limit_again() {
             elapsed > 2.0,
             "the summary's {elapsed} s leaves out a round\n{ctx}"
         );
+    }
+}
+
+/// A saved schedule records the steps that hung, so `--replay` of a hang sets the thread
+/// aside after a short limit too, under both engines (without the record it waits the full
+/// `--exec-timeout`, 3 s here).
+#[test]
+fn a_saved_hang_replays_without_the_full_limit() {
+    let scratch = Scratch::new("hang-saved");
+    let bin = compile(&scratch, &source("hang_and_fail.c"), "gcc", &["-O2"]);
+    for engine in ["interleaving", "graph"] {
+        let sched = scratch.0.join(format!("{engine}.schedule"));
+        let sched = sched.to_str().unwrap();
+        let args = [
+            "--exec-timeout",
+            "1",
+            "--engine",
+            engine,
+            "--schedule",
+            sched,
+        ];
+        let first = check(&bin, "sc", &args);
+        let ctx = format!("{engine}: {}{}", first.stdout, first.stderr);
+        assert_eq!(first.error_kinds(), ["hang"], "{ctx}");
+        let started = std::time::Instant::now();
+        let again = run(&[
+            "--json",
+            "--exec-timeout",
+            "3",
+            "--replay",
+            sched,
+            bin.to_str().unwrap(),
+        ]);
+        let wall = started.elapsed().as_secs_f64();
+        let ctx = format!("{engine}: {}{}", again.stdout, again.stderr);
+        assert_eq!(again.error_kinds(), ["hang"], "{ctx}");
+        assert!(wall < 2.0, "the replay took {wall} s\n{ctx}");
     }
 }
 

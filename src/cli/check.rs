@@ -630,15 +630,7 @@ fn explore(
     // (the executions explored so far, for the message of an interrupted check)
     let explored = std::sync::atomic::AtomicU64::new(0);
     let result = match replay {
-        Some(r) => {
-            // (a saved schedule does not say which steps hang: they hang again in full)
-            let schedule = results::Schedule {
-                steps: r.steps.clone(),
-                replies: r.replies.clone(),
-                hung: Vec::new(),
-            };
-            engine::replay(&mut target, model, &cfg, &schedule, cli.gdb)
-        }
+        Some(r) => engine::replay(&mut target, model, &cfg, &r.followed(), cli.gdb),
         None => {
             let bar = report::progress::Bar::new(!cli.quiet && !cli.json);
             let progress = |s: &results::Stats| {

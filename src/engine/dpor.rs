@@ -379,14 +379,14 @@ pub fn replay(
     schedule: &Schedule,
     hand_over: bool,
 ) -> Result<Outcome, ExecError> {
+    if cfg.graph {
+        return super::trust::replay(exec, cfg, schedule, hand_over);
+    }
     let Schedule {
         steps: schedule,
-        replies,
         hung,
+        ..
     } = schedule;
-    if cfg.graph {
-        return super::trust::replay(exec, cfg, schedule, replies, hung, hand_over);
-    }
     let mut x = Explorer::new(model, cfg);
     x.replay_until = schedule.len();
     x.hand_over = hand_over;

@@ -41,6 +41,9 @@ pub struct Schedule {
     pub replies: Vec<Reply>,
     pub sources: Vec<(usize, Option<usize>)>,
     pub coherence: Vec<Vec<usize>>,
+    /// The steps after which their thread hung (a replay sets it aside after a short limit
+    /// instead of waiting the full one again). Absent in a file: none.
+    pub hung: Vec<usize>,
 }
 
 impl Schedule {
@@ -66,6 +69,16 @@ impl Schedule {
             replies: cx.replies.clone(),
             sources: cx.sources.clone(),
             coherence: cx.coherence.clone(),
+            hung: cx.hung.clone(),
+        }
+    }
+
+    /// What a replay of the schedule follows.
+    pub fn followed(&self) -> crate::results::Schedule {
+        crate::results::Schedule {
+            steps: self.steps.clone(),
+            replies: self.replies.clone(),
+            hung: self.hung.clone(),
         }
     }
 
@@ -83,6 +96,7 @@ impl Schedule {
             "replies": self.replies.iter().map(reply_json).collect::<Vec<_>>(),
             "sources": sources_json(&self.sources),
             "coherence": self.coherence,
+            "hung": self.hung,
         })
     }
 
@@ -155,6 +169,7 @@ impl Schedule {
             replies: list(&v["replies"], "replies", reply_of)?,
             sources: list(&v["sources"], "sources", source_of)?,
             coherence: list(&v["coherence"], "coherence", order_of)?,
+            hung: list(&v["hung"], "hung", |h| Some(h.as_u64()? as usize))?,
         })
     }
 }
@@ -253,8 +268,17 @@ mod tests {
             replies: Vec::new(),
             sources: Vec::new(),
             coherence: Vec::new(),
+            hung: vec![1],
         };
         assert_eq!(Schedule::parse(&s.to_json().to_string()), Ok(s.clone()));
+        // a file without `hung` (written before it was saved) hangs nowhere
+        let mut old = s.to_json();
+        old.as_object_mut().unwrap().remove("hung");
+        let none = Schedule {
+            hung: Vec::new(),
+            ..s.clone()
+        };
+        assert_eq!(Schedule::parse(&old.to_string()), Ok(none));
         // a graph engine's: replies, sources and coherence order
         let mut patch = [0u8; MAX_ACCESS];
         patch[..4].copy_from_slice(&[1, 0, 0, 0x80]);

@@ -4,8 +4,8 @@
 
 use crate::engine::dpor::own_report;
 use crate::engine::{end_verdict, Config, EndVerdict, ExecError, Executor, SlotState, Snapshot};
-use crate::event::{Event, Op, Pending, Reply, ThreadId};
-use crate::results::{Counterexample, ErrorKind, Outcome, Step, ThreadInfo};
+use crate::event::{Event, Op, Pending, ThreadId};
+use crate::results::{Counterexample, ErrorKind, Outcome, Schedule, ThreadInfo};
 
 use super::objects::{may_only_read, BUSY, WAKE_BUSY};
 use super::{deadlock_message, hang_message, le_value, livelock_message, stopped};
@@ -18,16 +18,19 @@ fn differs(step: usize) -> ExecError {
     ))
 }
 
-/// Runs `steps` with `replies`, those at `hung` expected to hang again; with `hand_over`, the
-/// last step is the debugger's.
+/// Runs the schedule's steps with its replies, those at `hung` expected to hang again; with
+/// `hand_over`, the last step is the debugger's.
 pub fn replay(
     exec: &mut dyn Executor,
     cfg: &Config,
-    steps: &[Step],
-    replies: &[Reply],
-    hung: &[usize],
+    schedule: &Schedule,
     hand_over: bool,
 ) -> Result<Outcome, ExecError> {
+    let Schedule {
+        steps,
+        replies,
+        hung,
+    } = schedule;
     if replies.len() != steps.len() {
         return Err(ExecError::Fatal(
             "malformed schedule: a graph engine's schedule has a reply per step".into(),
