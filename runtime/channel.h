@@ -272,6 +272,9 @@ struct smc_log_entry {
                                     * instruction or compare-exchange sees `patch` too; a write
                                     * is captured as a buffered store's but stays in memory,
                                     * the bytes it replaced in `replaced` */
+#define SMC_FLAG_STORE_BUFFERS 256u /* the model has store buffers (TSO, PSO): a call whose C
+                                     * library code is a full fence where the engines would
+                                     * not see one (a spin lock's try, sched_yield) reports one */
 
 /* smc_header.coroutines */
 #define SMC_COROUTINES_OFF 0    /* one process per execution, real threads */

@@ -179,13 +179,17 @@ EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
  * bytes (Rust's test harness times each test; std's hash maps seed themselves) would run
  * differently in each execution, and no schedule would replay. In an execution the program
  * reads a virtual time instead, each clock as it read when the worker started plus 1 us per
- * reading of any clock since the execution began (which the schedule fixes), and gets the
+ * reading of any clock since the execution began and 1 s per reading of time() (which the
+ * schedule fixes), and gets the
  * same pseudo-random bytes in every execution. The runtime's own readings are real. */
 static struct timespec g_clock_at_main[2]; /* CLOCK_REALTIME, CLOCK_MONOTONIC */
-static uint64_t g_clock_reads, g_random_state;
+static uint64_t g_clock_reads, g_random_state, g_clock_leaps;
+static uint32_t g_slot_clock_reads[SMC_MAX_THREADS];
 
 static void reset_time_and_randomness(void) {
     g_clock_reads = 0;
+    g_clock_leaps = 0;
+    memset(g_slot_clock_reads, 0, sizeof g_slot_clock_reads);
     g_random_state = 0x736d632d72756e21ull; /* any constant */
 }
 
@@ -195,12 +199,17 @@ void keep_clocks_at_main(void) {
     reset_time_and_randomness();
 }
 
+uint64_t clock_reads_of_thread(void) {
+    return t_slot >= 0 && t_slot < SMC_MAX_THREADS ? g_slot_clock_reads[t_slot] : 0;
+}
+
 /* The virtual reading of `clock`. */
 static struct timespec virtual_clock(clockid_t clock) {
+    if (t_slot >= 0 && t_slot < SMC_MAX_THREADS) g_slot_clock_reads[t_slot]++;
     int realtime = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE || clock == CLOCK_TAI;
     struct timespec t = g_clock_at_main[realtime ? 0 : 1];
     if (clock == CLOCK_PROCESS_CPUTIME_ID || clock == CLOCK_THREAD_CPUTIME_ID) t.tv_sec = t.tv_nsec = 0;
-    uint64_t ns = (uint64_t)t.tv_nsec + ++g_clock_reads * 1000;
+    uint64_t ns = (uint64_t)t.tv_nsec + ++g_clock_reads * 1000 + g_clock_leaps * 1000000000u;
     t.tv_sec += (time_t)(ns / 1000000000u);
     t.tv_nsec = (long)(ns % 1000000000u);
     return t;
@@ -220,8 +229,11 @@ EXPORT int gettimeofday(struct timeval *tv, void *tz) {
     return 0;
 }
 
+/* A reading in seconds is a second after the one before: a wait with a deadline in seconds
+ * gets there in a few rounds (at 1 us a reading it would take a million). */
 EXPORT time_t time(time_t *out) {
     if (!program_call(CALLER_PC)) REAL(time, out);
+    g_clock_leaps++;
     time_t now = virtual_clock(CLOCK_REALTIME).tv_sec;
     if (out) *out = now;
     return now;

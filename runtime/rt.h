@@ -251,6 +251,9 @@ int sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 void on_sys(int sig, siginfo_t *si, void *ucv);
 void keep_signals_at_main(void);
 void keep_clocks_at_main(void);
+/* How many clock readings the running thread made in this execution (its await hash takes
+ * them in: a loop that polls a clock is not waiting for a write). */
+uint64_t clock_reads_of_thread(void);
 void keep_cwd_at_main(void);
 void keep_loader_at_main(void);
 void note_output(void);

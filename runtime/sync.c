@@ -120,8 +120,16 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *m) {
     lock_visible((void *)m);
     return 0;
 }
+/* Under store buffers, a full fence first where the engines would not see one: glibc's spin
+ * try-lock is a locked compare-exchange whether it takes the lock or not (a mutex's or a
+ * semaphore's try only loads the word when it fails), and sched_yield enters the kernel, whose
+ * way back drains the buffer. */
+static void call_fence(uint64_t pc) {
+    if (ch->flags & SMC_FLAG_STORE_BUFFERS) smc_stop(SMC_OP_FENCE, 0, 0, 0, 1, pc, 0, 0);
+}
 EXPORT int pthread_spin_trylock(pthread_spinlock_t *m) {
     if (!in_execution()) REAL(pthread_spin_trylock, m);
+    call_fence(CALLER_PC);
     return VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0, 0) ? EBUSY : 0;
 }
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *m) {
@@ -221,6 +229,7 @@ EXPORT int sem_post(sem_t *s) {
 }
 EXPORT int sched_yield(void) {
     if (!in_execution()) REAL(sched_yield);
+    call_fence(CALLER_PC);
     VISIBLE(SMC_OP_YIELD, 0, 0, 0);
     return 0;
 }

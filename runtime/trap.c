@@ -385,6 +385,9 @@ static uint64_t state_hash(const greg_t *uc, uint16_t dead) {
     if (k < n) SMC_MIX(h0, w[k]);
     if (k + 1 < n) SMC_MIX(h1, w[k + 1]);
     if (k + 2 < n) SMC_MIX(h2, w[k + 2]);
+    /* a loop that reads a clock between two loads is not waiting for a write, though its
+     * registers may be the same (time() changes once a second) */
+    SMC_MIX(h3, clock_reads_of_thread());
 #undef SMC_MIX
     return ((h0 * 31 + h1) * 31 + h2) * 31 + h3;
 }

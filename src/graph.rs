@@ -45,7 +45,7 @@ pub enum Label {
     Fence,
     /// POWER's `lwsync` (for the POWER model; the others order nothing by it).
     Lwsync,
-    /// POWER's `eieio`.
+    /// POWER's `eieio`, x86's `sfence`: a store fence (PSO orders stores by it).
     Eieio,
     /// Creates thread `child`, whose first event is its `Start`.
     Spawn {

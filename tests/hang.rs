@@ -110,3 +110,37 @@ fn a_long_computation_is_not_a_hang() {
         r.stderr
     );
 }
+
+/// A wait for a flag with a deadline in seconds (`time()`), which nobody sets: each round of
+/// its loop reads the clock, so it is no await loop (it was reported as a livelock), and
+/// `time()` moves a second a call, so the deadline comes in a few rounds. With a thread that
+/// sets the flag, the wait ends either way. Under both engines and every model.
+#[test]
+fn a_wait_with_a_deadline_is_not_a_hang() {
+    let scratch = Scratch::new("clock-deadline");
+    let alone = compile(&scratch, &source("clock_deadline.c"), "gcc", &["-O2"]);
+    let set = compile(
+        &scratch,
+        &source("clock_deadline.c"),
+        "gcc",
+        &["-O2", "-DSETTER"],
+    );
+    let mut failures = Vec::new();
+    for (bin, what) in [(&alone, "alone"), (&set, "with a setter")] {
+        for engine in ["interleaving", "graph"] {
+            for model in ["sc", "tso", "pso", "ra"] {
+                if model == "ra" && engine == "interleaving" {
+                    continue;
+                }
+                let r = check(bin, model, &["--engine", engine]);
+                if r.verdict() != "ok" {
+                    failures.push(format!(
+                        "{what}, {engine} under {model}: {}{}",
+                        r.stdout, r.stderr
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -293,3 +293,69 @@ fn input_comes_after_the_threads_buffered_stores() {
         );
     }
 }
+
+/// A library call between a thread's store and its load is a full fence where glibc's code has
+/// one, under both engines: a mutex's or semaphore's try that fails only loads the word, so
+/// store buffering stays reachable; a spin try-lock is a locked compare-exchange either way,
+/// and sched_yield enters the kernel; a condition variable's signal with no waiter only loads
+/// (the interleaving engine; the graph engine's signal is still a fence). An sfence keeps a
+/// thread's stores in order under pso.
+#[test]
+fn library_calls_fence_where_glibc_does() {
+    let scratch = Scratch::new("tso-calls");
+    let sb = |sep: &str| {
+        compile(
+            &scratch,
+            &source("tso/sb_calls.c"),
+            "gcc",
+            &["-O2", &format!("-DSEP={sep}")],
+        )
+    };
+    let mp = |defines: &[&str]| {
+        let mut flags = vec!["-O2"];
+        flags.extend_from_slice(defines);
+        compile(&scratch, &source("tso/mp_sfence.c"), "gcc", &flags)
+    };
+    let reachable = [(OK, 3), (ERROR, 4), (ERROR, 4)];
+    let fenced = [(OK, 3), (OK, 3), (OK, 3)];
+    let cases = [
+        ("failed mutex try-lock", sb("1"), reachable),
+        ("failed sem_trywait", sb("2"), reachable),
+        ("failed spin try-lock", sb("3"), fenced),
+        ("sched_yield", sb("4"), fenced),
+        // (the two signals conflict: twice the orders)
+        (
+            "a signal with no waiter",
+            sb("5"),
+            [(OK, 4), (ERROR, 8), (ERROR, 8)],
+        ),
+        ("sfence", mp(&[]), [(OK, 2), (OK, 2), (OK, 2)]),
+        (
+            "no sfence",
+            mp(&["-DNO_FENCE"]),
+            [(OK, 2), (OK, 2), (ERROR, 3)],
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (what, bin, expect) in &cases {
+        for engine in ["interleaving", "graph"] {
+            // (the graph engine's signal is an update whatever the waiters: a fence)
+            if *what == "a signal with no waiter" && engine == "graph" {
+                continue;
+            }
+            for (model, &(verdict, executions)) in ["sc", "tso", "pso"].iter().zip(expect) {
+                let r = check(bin, model, &["--keep-going", "--engine", engine]);
+                if (r.verdict(), r.executions()) != (verdict, executions) {
+                    failures.push(format!(
+                        "{what}, {engine} engine, {model}: {} {} (want {verdict} {executions})\n{}{}",
+                        r.verdict(),
+                        r.executions(),
+                        r.stdout,
+                        r.stderr
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

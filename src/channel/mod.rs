@@ -127,6 +127,9 @@ pub const FLAG_ALL_STACKS: u32 = 64;
 /// The graph engine chooses what every access reads: a locked instruction or compare-exchange
 /// sees the patch too, and its write is undone and captured as a buffered store's.
 pub const FLAG_GRAPH: u32 = 128;
+/// The model has store buffers (TSO, PSO): a call whose C library code is a full fence where
+/// the engines would not see one (a spin lock's try, `sched_yield`) reports one first.
+pub const FLAG_STORE_BUFFERS: u32 = 256;
 
 pub mod err {
     pub const NONE: u32 = 0;

@@ -595,7 +595,7 @@ impl Run {
         let Some(b) = &self.buffers else { return true };
         match op {
             Op::Store { addr, .. } | Op::RmwStore { addr, .. } => b.has_room(t, addr.0),
-            op if op.drains_buffer() => b.is_empty(t),
+            op if op.drains_buffer() => b.is_empty(t) || self.sync.only_loads(op),
             Op::HeapRelease { addr, len } => !b.holds(t, addr.0, *len),
             _ => true,
         }

@@ -131,6 +131,48 @@ impl SyncState {
         }
     }
 
+    /// Would `op` only load now, as glibc's code does on x86 where it finds nothing to do: a
+    /// try that fails (the object taken), a signal or broadcast with no waiter (it loads the
+    /// waiter count and returns). No fence then.
+    pub fn only_loads(&self, op: &Op) -> bool {
+        use Op::*;
+        match *op {
+            CondSignal { cond } | CondBroadcast { cond } => self.signals_nobody(cond),
+            _ if op.is_try() => self.try_fails(op),
+            _ => false,
+        }
+    }
+
+    /// Has condition variable `cond` no waiter (signalled or not: glibc counts a waiter until
+    /// it wakes)? A signal or broadcast leaves it as it was then.
+    pub fn signals_nobody(&self, cond: TargetAddr) -> bool {
+        self.conds.get(&cond).is_none_or(|ws| ws.is_empty())
+    }
+
+    /// Would try `op` fail now (the object not free), and so only read?
+    fn try_fails(&self, op: &Op) -> bool {
+        use Op::*;
+        match *op {
+            MutexTryLock { obj } => self.mutex_owner.contains_key(&obj),
+            RwRdLock {
+                obj,
+                try_only: true,
+            } => self.rwlocks.get(&obj).is_some_and(|l| l.writer.is_some()),
+            RwWrLock {
+                obj,
+                try_only: true,
+            } => self
+                .rwlocks
+                .get(&obj)
+                .is_some_and(|l| l.writer.is_some() || !l.readers.is_empty()),
+            SemWait {
+                obj,
+                try_only: true,
+            } => self.sems.get(&obj).copied().unwrap_or(0) == 0,
+            _ => false,
+        }
+    }
+
     /// What a wait of `t` returns: 0 when woken; else `ETIMEDOUT` when timed, or 0 as a
     /// spurious wake-up (POSIX and futex(2) allow a wait to return without a wake).
     fn wait_returns(&mut self, t: ThreadId, woken: bool, timed: bool) -> (u64, bool) {

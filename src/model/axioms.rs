@@ -23,14 +23,36 @@ pub fn consistent(g: &Graph, preserved: Preserved) -> bool {
 }
 
 /// Each read-modify-write comes immediately after the write it reads from in coherence order.
+/// (One pass over each location's order: a search for each update's place would make a
+/// thread's thousands of locked increments cost the cube of their number.)
 fn atomic(g: &Graph) -> bool {
-    g.events().all(|e| match g.label(e) {
-        Label::Update { rf, .. } => {
-            let after = rf.map_or(Some(0), |w| g.co_position(w).map(|p| p + 1));
-            after.is_some() && after == g.co_position(e)
+    let mut placed = 0;
+    for list in g.co.values() {
+        for (i, &e) in list.iter().enumerate() {
+            if let Label::Update { rf, .. } = g.label(e) {
+                if *rf != i.checked_sub(1).map(|p| list[p]) {
+                    return false;
+                }
+                placed += 1;
+            }
         }
-        _ => true,
-    })
+    }
+    // (and none is left out of its order)
+    placed
+        == g.events()
+            .filter(|&e| matches!(g.label(e), Label::Update { .. }))
+            .count()
+}
+
+/// Each write's place in its location's coherence order, by its number in `n`.
+fn co_places(g: &Graph, n: &Numbering) -> Vec<u32> {
+    let mut places = vec![u32::MAX; n.total];
+    for list in g.co.values() {
+        for (i, &w) in list.iter().enumerate() {
+            places[n.of(w)] = i as u32;
+        }
+    }
+    places
 }
 
 /// Edges of rf, co and fr (`rf_external`: only reads-from between threads), but those of
@@ -47,6 +69,7 @@ fn communication(
             rel.add(n.of(pair[0]), n.of(pair[1]));
         }
     }
+    let places = co_places(g, n);
     for e in g.events().filter(|&e| Some(e) != skip) {
         let label = g.label(e);
         let Some(rf) = label.rf() else { continue };
@@ -57,7 +80,15 @@ fn communication(
             }
         }
         // from-read: to the write right after the one read (co chains the rest)
-        if let Some(next) = co_after(g, addr, rf).filter(|&next| next != e) {
+        let list = g.co_of(addr);
+        let next = match rf {
+            None => list.first(),
+            Some(w) => match places[n.of(w)] {
+                u32::MAX => None, // not placed
+                p => list.get(p as usize + 1),
+            },
+        };
+        if let Some(&next) = next.filter(|&&next| next != e) {
             rel.add(n.of(e), n.of(next));
         }
     }
@@ -134,17 +165,23 @@ fn global_relation(
         // Program order as edges from the latest read, the latest barrier and (TSO) the latest
         // write; into a barrier from every write since the one before (PSO keeps no order
         // between writes to chain them).
+        // (PSO: a store fence orders the writes since the last fence before the writes after)
         let (mut last_read, mut last_barrier, mut last_write) = (None, None, None);
+        let mut last_store_fence = None;
         let mut writes_since_barrier: Vec<usize> = Vec::new();
         for (i, ev) in evs.iter().enumerate() {
             let here = id(i);
             let label = &ev.label;
             let mut from = vec![last_read, last_barrier];
-            if label.writes() && preserved == Preserved::AllButWriteRead {
-                from.push(last_write);
+            if label.writes() {
+                match preserved {
+                    Preserved::AllButWriteRead => from.push(last_write),
+                    _ => from.push(last_store_fence),
+                }
             }
             from.into_iter().flatten().for_each(|f| rel.add(f, here));
-            if ev.is_barrier() {
+            let store_fence = matches!(label, Label::Eieio) && preserved == Preserved::FromReads;
+            if ev.is_barrier() || store_fence {
                 match preserved {
                     Preserved::AllButWriteRead => {
                         last_write.into_iter().for_each(|w| rel.add(w, here))
@@ -152,6 +189,11 @@ fn global_relation(
                     _ => writes_since_barrier.iter().for_each(|&w| rel.add(w, here)),
                 }
                 writes_since_barrier.clear();
+            }
+            if store_fence {
+                last_store_fence = Some(here);
+            }
+            if ev.is_barrier() {
                 last_barrier = Some(here);
             }
             if label.reads() {

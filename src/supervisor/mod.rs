@@ -216,6 +216,9 @@ impl NativeTarget {
         if opts.buffered || opts.graph {
             flags |= channel::FLAG_BUFFERED;
         }
+        if opts.buffered {
+            flags |= channel::FLAG_STORE_BUFFERS;
+        }
         if opts.graph {
             flags |= channel::FLAG_GRAPH | channel::FLAG_FENCES_VISIBLE;
         }

@@ -481,7 +481,13 @@ impl<'a> Explorer<'a> {
                 clock.join(&run.trace[x].clock);
             }
         }
-        if buffered && (ev.op.drains_buffer() || matches!(ev.op, Op::HeapRelease { .. })) {
+        // (a signal or broadcast with no waiter leaves none: the state says it only loaded)
+        let signalled_nobody = match ev.op {
+            Op::CondSignal { cond } | Op::CondBroadcast { cond } => run.sync.signals_nobody(cond),
+            _ => false,
+        };
+        let drained = ev.op.drained_buffer(ev.wrote) && !signalled_nobody;
+        if buffered && (drained || matches!(ev.op, Op::HeapRelease { .. })) {
             // the buffer is empty (or holds nothing in the released block): everything it
             // held that reached memory did so before this event
             clock.join(&run.threads[t.index()].flushed);

@@ -80,7 +80,8 @@ pub(super) fn awaiting(g: &Graph, thread: u32, ran: u32, p: &Pending) -> Option<
         index -= 1;
         let ev = &evs[index];
         match ev.label {
-            Label::Local => {}
+            // (a fence writes nothing: the iteration repeats as well)
+            Label::Local | Label::Fence | Label::Lwsync | Label::Eieio => {}
             Label::Read { addr: a, .. } if a == addr && ev.pc == p.pc && ev.hash == p.hash => {
                 return Some(EventId {
                     thread,

@@ -47,8 +47,9 @@ pub(super) fn label_of(op: &Op, slots: &[u32]) -> Result<Option<Label>, ExecErro
         Op::Fence {
             kind: FenceKind::Lightweight,
         } => Label::Lwsync,
+        // (a store fence: x86's sfence orders stores as eieio does, which PSO sees)
         Op::Fence {
-            kind: FenceKind::Eieio,
+            kind: FenceKind::Eieio | FenceKind::Store,
         } => Label::Eieio,
         // what the others cannot see: stores are never in memory for a heap release to wait
         // for, and no model here orders by the other fences
