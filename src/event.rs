@@ -377,13 +377,6 @@ impl Op {
         )
     }
 
-    /// Under store buffers: did the operation, having written (`wrote`) or not, drain its
-    /// thread's buffer? A try that failed did not: glibc's only loads the lock word (or the
-    /// semaphore's count) and returns (a plain load on x86, which store buffering passes).
-    pub fn drained_buffer(&self, wrote: bool) -> bool {
-        self.drains_buffer() && (wrote || !self.is_try())
-    }
-
     /// Whether the operation is a memory load whose repetition an await loop is made of.
     pub fn is_load(&self) -> bool {
         matches!(self, Op::Load { .. } | Op::Cas { .. } | Op::RmwLoad { .. })

@@ -143,9 +143,20 @@ impl SyncState {
         }
     }
 
+    /// After `op` ran, having written (`wrote`) or not: did it only load ([`Self::only_loads`]
+    /// before it ran)? A try that failed wrote nothing; a signal or broadcast with no waiter
+    /// leaves none.
+    pub fn only_loaded(&self, op: &Op, wrote: bool) -> bool {
+        use Op::*;
+        match *op {
+            CondSignal { cond } | CondBroadcast { cond } => self.signals_nobody(cond),
+            _ => op.is_try() && !wrote,
+        }
+    }
+
     /// Has condition variable `cond` no waiter (signalled or not: glibc counts a waiter until
     /// it wakes)? A signal or broadcast leaves it as it was then.
-    pub fn signals_nobody(&self, cond: TargetAddr) -> bool {
+    fn signals_nobody(&self, cond: TargetAddr) -> bool {
         self.conds.get(&cond).is_none_or(|ws| ws.is_empty())
     }
 

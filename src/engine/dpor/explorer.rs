@@ -481,12 +481,7 @@ impl<'a> Explorer<'a> {
                 clock.join(&run.trace[x].clock);
             }
         }
-        // (a signal or broadcast with no waiter leaves none: the state says it only loaded)
-        let signalled_nobody = match ev.op {
-            Op::CondSignal { cond } | Op::CondBroadcast { cond } => run.sync.signals_nobody(cond),
-            _ => false,
-        };
-        let drained = ev.op.drained_buffer(ev.wrote) && !signalled_nobody;
+        let drained = ev.op.drains_buffer() && !run.sync.only_loaded(&ev.op, ev.wrote);
         if buffered && (drained || matches!(ev.op, Op::HeapRelease { .. })) {
             // the buffer is empty (or holds nothing in the released block): everything it
             // held that reached memory did so before this event
