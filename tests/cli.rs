@@ -131,6 +131,47 @@ fn an_interrupted_check_says_how_far_it_got() {
     }
 }
 
+/// An interrupt in the middle of one long execution (the graph engine inside the worker looks
+/// for it only between executions) still ends the check promptly, with no verdict.
+#[test]
+fn an_interrupt_inside_one_long_execution_ends_the_check() {
+    let scratch = Scratch::new("interrupt-long");
+    std::fs::create_dir_all(scratch.0.join("tmp")).unwrap();
+    let src = scratch.0.join("long.c");
+    std::fs::write(
+        &src,
+        "#include <pthread.h>\n#include <stdatomic.h>\natomic_int n;\n\
+         static void *t(void *a) { for (int i = 0; i < 40000; i++) atomic_fetch_add(&n, 1); return a; }\n\
+         int main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n",
+    )
+    .unwrap();
+    let bin = compile(&scratch, &src, "gcc", &["-O2"]);
+    let child = Command::new(common::checker())
+        .args([bin.to_str().unwrap(), "--engine", "graph", "--model", "sc"])
+        .current_dir(&scratch.0)
+        .env("TMPDIR", scratch.0.join("tmp"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    // SAFETY: signalling the child we started, by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let line = stderr.lines().last().unwrap_or_default();
+    assert!(
+        line.starts_with("smc-run: interrupted after 0 executions"),
+        "{line}"
+    );
+    // the worker's engine gets two seconds to stop by itself, then its process is killed
+    assert!(took < Duration::from_secs(6), "took {took:?}: {line}");
+    assert_nothing_left(&bin, Duration::from_secs(5));
+}
+
 #[test]
 fn the_checker_outlives_its_parent_and_still_cleans_up() {
     let scratch = Scratch::new("orphan");

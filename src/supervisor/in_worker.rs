@@ -857,9 +857,13 @@ impl NativeTarget {
             }
             let stuck = hang_sent.is_some_and(|(first, _)| first.elapsed() > grace);
             if stuck || stopping.is_some_and(|t| t.elapsed() > grace) {
-                // the engine itself is stuck, or does not stop: the checker explores (or
-                // reports the interruption) by itself
+                // the engine itself is stuck: the checker explores by itself; or it does not
+                // stop (it looks only between executions, and this one is long): stopped
                 self.kill_execution()?;
+                if stopping.is_some() {
+                    self.ch.explore_cmd().store(0, SeqCst);
+                    return Ok(Some(json!({ "stopped": true })));
+                }
                 break;
             }
             if let Ok(Some(st)) = self.server.try_wait() {
