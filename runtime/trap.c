@@ -771,7 +771,7 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
         break;
     }
     case SMC_SITE_ATOMIC:
-        smc_stop(SMC_OP_RMW, ea, 0, size, 0, pc, 0, site_no);
+        smc_stop(SMC_OP_RMW, ea, 0, size, 0, pc, &hash, site_no);
         patch_tentative(slot, ea, size);
         note_executed(ea, size, 1, 1);
         break;

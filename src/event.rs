@@ -615,6 +615,16 @@ impl Event {
             forwarded: 0,
         }
     }
+    /// An atomic update that wrote the value it read (a test-and-set of a set bit, an
+    /// exchange of 1 for 1, a compare-exchange of a value with itself): memory is as before,
+    /// so for an await loop it is a read (a fence as well, which repeats nothing).
+    pub fn is_silent_update(&self) -> bool {
+        matches!(self.op, Op::Rmw { .. } | Op::Cas { .. })
+            && self.wrote
+            && self.value_read.is_some()
+            && self.value_read == self.value_written
+    }
+
     pub fn footprint(&self, buffered: bool) -> Footprint {
         match self.op.data() {
             // a load that read all its bytes from its own store buffer touches no memory

@@ -638,10 +638,13 @@ impl Run {
                 .window
                 .iter()
                 .any(|w| w.addr == addr.0 && w.size == size && w.value.is_some_and(|v| v != 0)),
-            (Some(p), Some((addr, _))) if p.op.is_load() && p.hash != 0 => th
-                .window
-                .iter()
-                .any(|w| w.pc == p.pc && w.hash == p.hash && w.addr == addr.0),
+            (Some(p), Some((addr, _)))
+                if (p.op.is_load() || matches!(p.op, Op::Rmw { .. })) && p.hash != 0 =>
+            {
+                th.window
+                    .iter()
+                    .any(|w| w.pc == p.pc && w.hash == p.hash && w.addr == addr.0)
+            }
             _ => false,
         }
     }

@@ -111,6 +111,13 @@ impl Run {
             .and_then(|j| j["blocked"].as_u64())
             .unwrap_or(u64::MAX)
     }
+    /// Executions cut at the step bound.
+    pub fn bounded(&self) -> u64 {
+        self.json
+            .as_ref()
+            .and_then(|j| j["bounded"].as_u64())
+            .unwrap_or(u64::MAX)
+    }
     pub fn error_kind(&self) -> Option<&str> {
         self.json.as_ref().and_then(|j| j["error"]["kind"].as_str())
     }

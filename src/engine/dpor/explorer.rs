@@ -593,6 +593,7 @@ impl<'a> Explorer<'a> {
             }
         }
         self.record_buffers(run, pos, flushing, forwarding.map(|f| f.sources));
+        let silent = run.trace[pos].ev.is_silent_update();
         let (op, wrote, pc, hash, value) = {
             let ev = &run.trace[pos].ev;
             (ev.op, ev.wrote, ev.pc, ev.hash, ev.value_read)
@@ -602,8 +603,9 @@ impl<'a> Explorer<'a> {
         th.seq = seq;
         th.clock = clock;
         th.last_event = Some(pos);
-        // await-loop windows
-        let is_read_only = op.is_load() && !(matches!(op, Op::Cas { .. }) && wrote);
+        // await-loop windows: a read, a compare-exchange that failed, or an update that wrote
+        // back what it read (a failed test-and-set) leaves memory as it was
+        let is_read_only = (op.is_load() && !(matches!(op, Op::Cas { .. }) && wrote)) || silent;
         if is_read_only {
             let (addr, size) = op.data().unwrap();
             th.window.push(WindowRead {
@@ -616,7 +618,7 @@ impl<'a> Explorer<'a> {
         } else if !matches!(op, Op::Yield | Op::Fence { .. } | Op::ThreadStart) {
             run.threads[t.index()].window.clear();
         }
-        if fp.writes() {
+        if fp.writes() && !silent {
             for (i, other) in run.threads.iter_mut().enumerate() {
                 if i != t.index()
                     && other.window.iter().any(|r| {

@@ -59,40 +59,71 @@ impl Trust<'_> {
     }
 }
 
-/// The read `thread` waits at in an await loop: its pending load repeats its last event, a
-/// read of the same location from the same instruction in the same state (so reading what it
-/// read then changes nothing; a later write revisits that read instead).
-pub(super) fn awaiting(g: &Graph, thread: u32, ran: u32, p: &Pending) -> Option<EventId> {
-    let addr = match p.op {
-        // (a load with no state hash, as a piece of a copy has, is not known to repeat)
-        Op::Load { .. } | Op::Cas { .. } if p.hash == 0 => return None,
-        Op::Load { addr, .. } | Op::Cas { addr, .. } => addr.0,
-        ref op if objects::may_only_read(op) => object_of(op)?.0,
-        _ => return None,
-    };
-    // the thread's latest iteration: reads only since a read of the same location by the same
-    // instruction in the same state (a yield between changes nothing; a loop of several loads
-    // repeats as one)
-    let evs = g.threads.get(thread as usize)?;
-    let mut index = (ran as usize).min(evs.len());
-    let oldest = index.saturating_sub(AWAIT_ITERATION);
-    while index > oldest {
-        index -= 1;
-        let ev = &evs[index];
-        match ev.label {
-            // (a fence writes nothing: the iteration repeats as well)
-            Label::Local | Label::Fence | Label::Lwsync | Label::Eieio => {}
-            Label::Read { addr: a, .. } if a == addr && ev.pc == p.pc && ev.hash == p.hash => {
-                return Some(EventId {
-                    thread,
-                    index: index as u32,
-                })
-            }
-            Label::Read { .. } => {}
+impl Trust<'_> {
+    /// The read `thread` waits at in an await loop: its pending load repeats its last event, a
+    /// read of the same location from the same instruction in the same state (so reading what
+    /// it read then changes nothing; a later write revisits that read instead). An update that
+    /// wrote back what it read (a test-and-set that found the flag set) counts as a read: it
+    /// left memory as it was.
+    pub(super) fn awaiting(
+        &self,
+        g: &Graph,
+        thread: u32,
+        ran: u32,
+        p: &Pending,
+    ) -> Option<EventId> {
+        let addr = match p.op {
+            // (a load with no state hash, as a piece of a copy has, is not known to repeat)
+            Op::Load { .. } | Op::Cas { .. } | Op::Rmw { .. } if p.hash == 0 => return None,
+            Op::Load { addr, .. } | Op::Cas { addr, .. } | Op::Rmw { addr, .. } => addr.0,
+            ref op if objects::may_only_read(op) => object_of(op)?.0,
             _ => return None,
+        };
+        // the thread's latest iteration: reads only since a read of the same location by the
+        // same instruction in the same state (a yield between changes nothing; a loop of
+        // several loads repeats as one)
+        let evs = g.threads.get(thread as usize)?;
+        let mut index = (ran as usize).min(evs.len());
+        let oldest = index.saturating_sub(AWAIT_ITERATION);
+        while index > oldest {
+            index -= 1;
+            let ev = &evs[index];
+            let e = EventId {
+                thread,
+                index: index as u32,
+            };
+            let reads_only = match ev.label {
+                // (a fence writes nothing: the iteration repeats as well)
+                Label::Local | Label::Fence | Label::Lwsync | Label::Eieio => continue,
+                Label::Read { .. } => true,
+                Label::Update { .. } => self.wrote_back(g, e),
+                _ => false,
+            };
+            if !reads_only {
+                return None;
+            }
+            let repeats = ev.pc == p.pc && ev.hash == p.hash;
+            if repeats && ev.label.location() == Some(addr) {
+                return Some(e);
+            }
         }
+        None
     }
-    None
+
+    /// Whether update `e` wrote the bytes it read.
+    fn wrote_back(&self, g: &Graph, e: EventId) -> bool {
+        let Label::Update {
+            addr, rf, bytes, ..
+        } = g.label(e)
+        else {
+            return false;
+        };
+        let read = match rf {
+            Some(w) => g.label(*w).written(),
+            None => self.memory.before.get(addr),
+        };
+        read == Some(bytes)
+    }
 }
 
 /// The longest iteration of an await loop recognised, in events (a longer one is explored

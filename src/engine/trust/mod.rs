@@ -26,7 +26,7 @@ use crate::results::{ErrorKind, Outcome};
 
 use super::{Config, EndVerdict, ExecError, Executor, Progress, SlotState, Snapshot};
 
-use awaits::{awaiting, iteration};
+use awaits::iteration;
 use conditional::StoreConditional;
 use objects::{answered, object_of};
 pub use pool::{Dealing, Pool};
@@ -548,7 +548,7 @@ impl Trust<'_> {
                     .filter_map(|s| {
                         let p = stopped(&snap, s)?;
                         let t = *self.slots.get(s as usize)?;
-                        awaiting(&g, t, self.ran.get(t as usize).copied().unwrap_or(0), &p)
+                        self.awaiting(&g, t, self.ran.get(t as usize).copied().unwrap_or(0), &p)
                     })
                     .collect();
                 // (an iteration with a store-conditional that failed though it could have
@@ -830,7 +830,7 @@ impl Trust<'_> {
             if evs.get(ran as usize).is_some_and(|ev| !ev.hole) {
                 continue; // its next event is in the graph: replayed once it can be
             }
-            if awaiting(g, thread, ran, &p).is_some() {
+            if self.awaiting(g, thread, ran, &p).is_some() {
                 continue;
             }
             if can_run(snap, slot, &p.op, but) && best.as_ref().is_none_or(|b| thread < b.1) {

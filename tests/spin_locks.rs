@@ -1,0 +1,166 @@
+//! Test-and-set spin locks written the usual ways (C11 `atomic_exchange` and `atomic_flag`,
+//! C++ `std::atomic_flag`, Rust `AtomicBool::swap`): a failed attempt writes back the value it
+//! found, so a thread that spins on one waits as in any await loop instead of running to the
+//! step bound. Verdicts and exact executions under every model and both engines, with
+//! `--keep-going` so that a count covers the whole exploration.
+
+mod common;
+
+use common::{builds, check, compile, source, Scratch};
+use std::process::Command;
+
+const OK: &str = "ok";
+const ERROR: &str = "error";
+
+/// Verdict under one model, and the executions where they are fixed: (interleaving engine,
+/// graph engine).
+type Expect = (&'static str, Option<(u64, u64)>);
+
+/// Check `bin` under sc, tso and pso with both engines, and under ra (graph engine only):
+/// the verdict, no execution cut at the step bound, and the executions where given.
+fn expect_every_model(bin: &std::path::Path, want: [Expect; 4], ctx: &str) {
+    let mut failures = Vec::new();
+    let runs = ["sc", "tso", "pso", "ra"].into_iter().zip(want);
+    for (model, (verdict, executions)) in runs {
+        let engines: &[&str] = if model == "ra" {
+            &["graph"]
+        } else {
+            &["interleaving", "graph"]
+        };
+        for engine in engines {
+            let r = check(bin, model, &["--keep-going", "--engine", engine]);
+            let n = executions.map(|(interleaving, graph)| {
+                if *engine == "graph" {
+                    graph
+                } else {
+                    interleaving
+                }
+            });
+            let ok =
+                r.verdict() == verdict && r.bounded() == 0 && n.is_none_or(|n| n == r.executions());
+            if !ok {
+                failures.push(format!(
+                    "{ctx} {model} {engine}: {} with {} executions, {} cut; expected {verdict} \
+                     with {n:?}\n{}{}",
+                    r.verdict(),
+                    r.executions(),
+                    r.bounded(),
+                    r.stdout,
+                    r.stderr
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Two threads take an `xchg` lock once each: each first, its rival failing once before the
+/// unlock or not at all (4); the graph engine, whose failed attempt reads the write it
+/// repeats, one execution per order (2). At -O0 the first failed attempt keeps its result on
+/// the stack, so the second is in another state and the third repeats it: one more iteration
+/// each way, and only the verdicts are fixed. The unlock is a release store, a plain `mov`:
+/// under pso the counter's store may reach memory after it, and an increment is lost. With
+/// `atomic_flag` (seq_cst: its clear is an `xchg`) every model is correct.
+#[test]
+fn test_and_set_locks_in_c() {
+    let scratch = Scratch::new("tas-c");
+    let cases: &[(&[&str], [Expect; 4])] = &[
+        (
+            &[],
+            [
+                (OK, Some((4, 2))),
+                (OK, Some((4, 2))),
+                (ERROR, Some((12, 6))),
+                (OK, Some((2, 2))),
+            ],
+        ),
+        (
+            &["-DFLAG"],
+            [
+                (OK, Some((4, 2))),
+                (OK, Some((4, 2))),
+                (OK, Some((4, 2))),
+                (OK, Some((2, 2))),
+            ],
+        ),
+        (
+            &["-DRACY"],
+            [
+                (ERROR, Some((4, 4))),
+                (ERROR, Some((4, 4))),
+                (ERROR, Some((4, 4))),
+                (ERROR, Some((4, 4))),
+            ],
+        ),
+    ];
+    for (cc, opt) in builds() {
+        for (defines, want) in cases {
+            let mut flags = vec![opt];
+            flags.extend_from_slice(defines);
+            let bin = compile(&scratch, &source("tas_lock.c"), cc, &flags);
+            let want = if opt == "-O0" {
+                want.map(|(verdict, _)| (verdict, None))
+            } else {
+                *want
+            };
+            expect_every_model(&bin, want, &format!("tas_lock.c {cc} {flags:?}"));
+        }
+    }
+}
+
+/// Three threads take an `atomic_flag` lock twice each: the graph engine has one execution
+/// per order of the six critical sections, 6!/(2!·2!·2!) = 90; the interleaving engine also
+/// tells apart where the failed attempts fall among the other threads' operations.
+#[test]
+fn three_threads_taking_a_test_and_set_lock_twice() {
+    let scratch = Scratch::new("tas-three");
+    let bin = compile(
+        &scratch,
+        &source("tas_lock.c"),
+        "gcc",
+        &["-O2", "-DFLAG", "-DTHREADS=3", "-DROUNDS=2"],
+    );
+    let ok = (OK, Some((63000, 90)));
+    expect_every_model(
+        &bin,
+        [ok, ok, ok, (OK, Some((90, 90)))],
+        "tas_lock.c three threads",
+    );
+}
+
+/// The lock of C++ and of Rust: verdicts (the counts depend on what the compiler leaves in the
+/// registers before the first attempt).
+const RELEASE_STORE_UNLOCK: [Expect; 4] = [(OK, None), (OK, None), (ERROR, None), (OK, None)];
+
+#[test]
+fn test_and_set_lock_in_cpp() {
+    let scratch = Scratch::new("tas-cpp");
+    for cxx in ["g++", "clang++"] {
+        let bin = compile(
+            &scratch,
+            &source("cpp_tas_lock.cpp"),
+            cxx,
+            &["-std=c++20", "-O2"],
+        );
+        expect_every_model(
+            &bin,
+            RELEASE_STORE_UNLOCK,
+            &format!("cpp_tas_lock.cpp {cxx}"),
+        );
+    }
+}
+
+#[test]
+fn swap_lock_in_rust() {
+    let scratch = Scratch::new("tas-rust");
+    let bin = scratch.0.join("rust_swap_lock");
+    let status = Command::new("rustc")
+        .args(["-O", "-g", "--edition", "2021"])
+        .arg(source("rust_swap_lock.rs"))
+        .arg("-o")
+        .arg(&bin)
+        .status()
+        .expect("rustc runs");
+    assert!(status.success(), "rustc rust_swap_lock.rs failed");
+    expect_every_model(&bin, RELEASE_STORE_UNLOCK, "rust_swap_lock.rs");
+}
