@@ -230,6 +230,18 @@ fn suite() -> Vec<Program> {
             .models(&["ra"])
             .expect([OK]),
     );
+    // long executions of locked increments, each on a word one thread touches: the graph
+    // engine's work per update
+    v.push(
+        program("updates", "benches/programs/increments.c", &["-DN=3000"])
+            .expect([OK, OK, OK])
+            .engine("graph"),
+    );
+    v.push(
+        program("updates", "benches/programs/increments.c", &["-DN=3000"])
+            .models(&["ra"])
+            .expect([OK]),
+    );
     v.push(
         program("ra", "tests/programs/tso/iriw.c", &[])
             .models(&["ra"])

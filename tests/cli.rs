@@ -132,7 +132,9 @@ fn an_interrupted_check_says_how_far_it_got() {
 }
 
 /// An interrupt in the middle of one long execution (the graph engine inside the worker looks
-/// for it only between executions) still ends the check promptly, with no verdict.
+/// for it only between executions) still ends the check promptly, with no verdict. The
+/// execution: a million locked increments of a word main has read (so each update is checked
+/// against the location's other events), under a step bound that lets them all run.
 #[test]
 fn an_interrupt_inside_one_long_execution_ends_the_check() {
     let scratch = Scratch::new("interrupt-long");
@@ -140,14 +142,21 @@ fn an_interrupt_inside_one_long_execution_ends_the_check() {
     let src = scratch.0.join("long.c");
     std::fs::write(
         &src,
-        "#include <pthread.h>\n#include <stdatomic.h>\natomic_int n;\n\
-         static void *t(void *a) { for (int i = 0; i < 40000; i++) atomic_fetch_add(&n, 1); return a; }\n\
-         int main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n",
+        "#include <pthread.h>\n#include <stdatomic.h>\natomic_long n;\n\
+         static void *t(void *a) { for (long i = 0; i < 1000000; i++) atomic_fetch_add(&n, 1); return a; }\n\
+         int main(void) { pthread_t x; pthread_create(&x, 0, t, 0); long seen = atomic_load(&n);\n\
+         pthread_join(x, 0); return seen > 1000000; }\n",
     )
     .unwrap();
     let bin = compile(&scratch, &src, "gcc", &["-O2"]);
     let child = Command::new(common::checker())
-        .args([bin.to_str().unwrap(), "--engine", "graph", "--model", "sc"])
+        .args([
+            "--model",
+            "ra",
+            "--max-steps",
+            "100000000",
+            bin.to_str().unwrap(),
+        ])
         .current_dir(&scratch.0)
         .env("TMPDIR", scratch.0.join("tmp"))
         .stdout(Stdio::null())

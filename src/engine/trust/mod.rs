@@ -738,6 +738,19 @@ impl Trust<'_> {
                         }
                     }
                 }
+                Label::Update { addr, .. } if self.sole_latest_source(&g, e, addr).is_some() => {
+                    // one source, the latest write: no other graph, and no check (as a read's)
+                    let w = self.sole_latest_source(&g, e, addr).flatten();
+                    set_source(&mut g, e, w);
+                    if self.model.enumerates_coherence() {
+                        let at = g.co_of(addr).len();
+                        g.place(e, at);
+                    }
+                    if g.label(e).writes() {
+                        self.revisits(&g, e);
+                    }
+                    snap = self.step(&mut g, slot, &p, e)?;
+                }
                 Label::Update { addr, .. } => {
                     let (mut options, taken) = self.update_sources(&g, e, addr);
                     // an update revisits reads with each source it may read from, also one

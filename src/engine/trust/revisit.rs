@@ -47,7 +47,7 @@ impl Trust<'_> {
             h.place(e, at);
         }
         let addr = g.label(e).location().expect("an update has a location");
-        if self.model.consistent_after(&h, e) {
+        if self.sink_reading_latest(g, e, w) || self.model.consistent_after(&h, e) {
             Placed::Consistent(h)
         } else if sources_taken(g, addr).contains(&w) {
             Placed::Taken(h)
@@ -141,7 +141,70 @@ impl Trust<'_> {
     pub(super) fn with_source(&self, g: &Graph, e: EventId, w: Option<EventId>) -> Option<Graph> {
         let mut h = g.clone();
         set_source(&mut h, e, w);
-        self.model.consistent_after(&h, e).then_some(h)
+        (self.sink_reading_latest(g, e, w) || self.model.consistent_after(&h, e)).then_some(h)
+    }
+
+    /// The one source update `e` may read from, where that is the latest write and keeps the
+    /// graph consistent without a check ([`Trust::sink_reading_latest`]).
+    pub(super) fn sole_latest_source(
+        &self,
+        g: &Graph,
+        e: EventId,
+        addr: u64,
+    ) -> Option<Option<EventId>> {
+        match sources_of(g, e, addr)[..] {
+            [w] if self.sink_reading_latest(g, e, w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// Is read (or update) `e`, the event added last, reading from `w` consistent without a
+    /// check? Where `e` ends its thread and `w` is the last write of its location in
+    /// coherence order (none: no write there yet), nothing leaves `e` (no event after it, no
+    /// reader, no write after its source to read before, and an update goes right after
+    /// `w`, last as well): a sink, which keeps a consistent graph so under a model that
+    /// orders coherence ([`Trust::sinks_stay_consistent`]). Over weak traces (ra), where
+    /// only `e`'s thread has events at the location and `w` is its write before `e`. The
+    /// check this saves walks the whole graph at every access of a long execution (under ra
+    /// it closes the location's coherence transitively: a cube of its writes).
+    fn sink_reading_latest(&self, g: &Graph, e: EventId, w: Option<EventId>) -> bool {
+        let Some(addr) = g.label(e).location() else {
+            return false;
+        };
+        let latest = || {
+            if self.model.enumerates_coherence() {
+                g.co_of(addr).last().copied() == w
+            } else {
+                // (a weak trace: where only this thread has events at the location, its
+                // coherence order is program order, the latest write the one before `e`)
+                g.only_thread_at(addr, e.thread)
+                    && w == g.threads[e.thread as usize][..e.index as usize]
+                        .iter()
+                        .rposition(|ev| {
+                            !ev.hole && ev.label.writes() && ev.label.location() == Some(addr)
+                        })
+                        .map(|index| EventId {
+                            thread: e.thread,
+                            index: index as u32,
+                        })
+            }
+        };
+        let yes =
+            g.event(e).stamp + 1 == g.next_stamp && self.sinks_stay_consistent(g, e) && latest();
+        if cfg!(test) && yes {
+            let mut h = g.clone();
+            set_source(&mut h, e, w);
+            if matches!(h.label(e), Label::Update { .. }) && self.model.enumerates_coherence() {
+                let at = h.co_of(addr).len();
+                h.place(e, at);
+            }
+            assert!(
+                self.model.consistent_after(&h, e),
+                "{}: {e:?} reading the latest write {w:?}",
+                self.model.name()
+            );
+        }
+        yes
     }
 
     /// Places write `e` at the last of its consistent `places` (from [`Trust::placements`]),
