@@ -294,6 +294,19 @@ fn forced_coherence(
         let last = (0..writes.len()).filter(|&i| !followed[i + 1]);
         return Some(last.map(|i| writes[i]).collect());
     }
+    // (where the edges leave one order, coherence is that order: atomicity is then where
+    // each update is, not a closure of every write's successors, a cube of the writes)
+    if let Some(order) = only_order(n, &edges) {
+        let mut place = vec![0; n];
+        for (i, &x) in order.iter().enumerate() {
+            place[x] = i;
+        }
+        if updates.iter().any(|&(u, s)| place[u] != place[s] + 1) {
+            return None;
+        }
+        let last = order[n - 1];
+        return Some((last > 0).then(|| writes[last - 1]).into_iter().collect());
+    }
     let mut rel = Rel::empty(n);
     edges.iter().for_each(|&(a, b)| rel.add(a, b));
     let last = |rel: &Rel| {
@@ -324,4 +337,30 @@ fn forced_coherence(
             return last(&rel);
         }
     }
+}
+
+/// The one order of nodes `0..n` that keeps `edges`, if they leave exactly one (Kahn's
+/// algorithm with a single node free at each step); `None` if they leave several or none.
+fn only_order(n: usize, edges: &[(usize, usize)]) -> Option<Vec<usize>> {
+    let mut into = vec![0u32; n];
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(a, b) in edges {
+        into[b] += 1;
+        out[a].push(b);
+    }
+    let mut free: Vec<usize> = (0..n).filter(|&x| into[x] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(x) = free.pop() {
+        if !free.is_empty() {
+            return None;
+        }
+        order.push(x);
+        for &y in &out[x] {
+            into[y] -= 1;
+            if into[y] == 0 {
+                free.push(y);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
 }
