@@ -297,8 +297,15 @@ static int free_slot(void) {
     return n < SMC_MAX_THREADS ? (int)n : -1;
 }
 
+/* glibc (2.32 and later) clears this once the process creates a thread, and never sets it
+ * again; libstdc++ and glibc itself read it to skip atomic instructions (a shared_ptr's count
+ * becomes a plain increment). A coroutine is no thread of glibc's, so it is cleared here; the
+ * snapshot restore puts it back for the next execution. Weak: older glibc has none. */
+extern char __libc_single_threaded __attribute__((weak));
+
 EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
     if (!in_execution()) return real_pthread_create(t, attr, fn, arg);
+    if (&__libc_single_threaded) __libc_single_threaded = 0;
     int slot = free_slot();
     if (slot < 0) {
         /* not an error of the program's: the execution is cut here, as at the step bound */

@@ -86,6 +86,28 @@ fn interrupt_stops_everything() {
     }
 }
 
+/// Run the checker with `args` in `scratch` for 1.5 s, then send it `sig`: its stderr, and how
+/// long it took to end after the signal. It must end with status 130.
+fn interrupted_run(scratch: &Scratch, args: &[&str], sig: i32) -> (String, Duration) {
+    let child = Command::new(common::checker())
+        .args(args)
+        .current_dir(&scratch.0)
+        .env("TMPDIR", scratch.0.join("tmp"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    // SAFETY: signalling the child we started, by its PID.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(130), "{args:?}: {stderr}");
+    (stderr, took)
+}
+
 /// An interrupted check says how far it got, and that it has no verdict: five threads that
 /// all write and read three shared words (far too many executions to finish), interrupted
 /// once it has run a while, under both engines.
@@ -105,20 +127,8 @@ fn an_interrupted_check_says_how_far_it_got() {
     .unwrap();
     let bin = compile(&scratch, &src, "gcc", &["-O2"]);
     for engine in ["interleaving", "graph"] {
-        let child = Command::new(common::checker())
-            .args([bin.to_str().unwrap(), "--engine", engine, "-j", "1"])
-            .current_dir(&scratch.0)
-            .env("TMPDIR", scratch.0.join("tmp"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(1500));
-        // SAFETY: signalling the child we started, by its PID.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(130), "{engine}: {stderr}");
+        let args = ["--engine", engine, "-j", "1", bin.to_str().unwrap()];
+        let (stderr, _) = interrupted_run(&scratch, &args, libc::SIGINT);
         let line = stderr.lines().last().unwrap_or_default();
         let n: u64 = line
             .strip_prefix("smc-run: interrupted after ")
@@ -149,28 +159,14 @@ fn an_interrupt_inside_one_long_execution_ends_the_check() {
     )
     .unwrap();
     let bin = compile(&scratch, &src, "gcc", &["-O2"]);
-    let child = Command::new(common::checker())
-        .args([
-            "--model",
-            "ra",
-            "--max-steps",
-            "100000000",
-            bin.to_str().unwrap(),
-        ])
-        .current_dir(&scratch.0)
-        .env("TMPDIR", scratch.0.join("tmp"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let sent = Instant::now();
-    // SAFETY: signalling the child we started, by its PID.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let out = child.wait_with_output().unwrap();
-    let took = sent.elapsed();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let args = [
+        "--model",
+        "ra",
+        "--max-steps",
+        "100000000",
+        bin.to_str().unwrap(),
+    ];
+    let (stderr, took) = interrupted_run(&scratch, &args, libc::SIGTERM);
     let line = stderr.lines().last().unwrap_or_default();
     assert!(
         line.starts_with("smc-run: interrupted after 0 executions"),

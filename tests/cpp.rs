@@ -43,6 +43,13 @@ const CASES: &[(&str, [Expect; 3])] = &[
         "cpp_sync_objects.cpp",
         [(OK, 4, ""), (OK, 4, ""), (OK, 4, "")],
     ),
+    // a shared_ptr's count is atomic once a thread exists (libstdc++ asks glibc's
+    // __libc_single_threaded, which the first pthread_create clears): a plain increment
+    // would lose one
+    (
+        "cpp_shared_ptr.cpp",
+        [(OK, 16, ""), (OK, 16, ""), (OK, 16, "")],
+    ),
 ];
 
 #[test]

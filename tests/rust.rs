@@ -4,22 +4,8 @@
 
 mod common;
 
-use common::{check, check_every_model, run, run_env, source, Scratch};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn rustc(scratch: &Scratch, name: &str) -> PathBuf {
-    let out = scratch.0.join(name.trim_end_matches(".rs"));
-    let status = Command::new("rustc")
-        .args(["-O", "-g", "--edition", "2021"])
-        .arg(source(name))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("rustc runs");
-    assert!(status.success(), "rustc {name} failed");
-    out
-}
+use common::{check, check_every_model, run, run_env, rustc, Scratch};
+use std::path::Path;
 
 #[test]
 fn rust_store_buffering_panics_under_tso() {

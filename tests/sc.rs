@@ -26,6 +26,9 @@ const CASES: &[(&str, &str, Option<&str>, Option<u64>)] = &[
     ("condvar_lost_signal.c", "error", Some("deadlock"), None),
     ("sync_objects.c", "ok", None, None),
     ("yield_spin.c", "ok", None, None),
+    // glibc's "single-threaded" flag is cleared by the first pthread_create (and is set again
+    // in the next execution): the two atomic additions in either order
+    ("single_threaded.c", "ok", None, Some(2)),
 ];
 
 fn check_case(name: &str, verdict: &str, kind: Option<&str>, executions: Option<u64>) {
@@ -69,6 +72,7 @@ cases! {
     lost_signal_deadlock => 9;
     barrier_semaphore_rwlock_spinlock_trylock => 10;
     sched_yield_spin => 11;
+    single_threaded_flag => 12;
 }
 
 #[test]

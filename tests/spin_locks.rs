@@ -6,8 +6,7 @@
 
 mod common;
 
-use common::{builds, check, compile, source, Scratch};
-use std::process::Command;
+use common::{builds, check, compile, rustc, source, Scratch};
 
 const OK: &str = "ok";
 const ERROR: &str = "error";
@@ -153,14 +152,6 @@ fn test_and_set_lock_in_cpp() {
 #[test]
 fn swap_lock_in_rust() {
     let scratch = Scratch::new("tas-rust");
-    let bin = scratch.0.join("rust_swap_lock");
-    let status = Command::new("rustc")
-        .args(["-O", "-g", "--edition", "2021"])
-        .arg(source("rust_swap_lock.rs"))
-        .arg("-o")
-        .arg(&bin)
-        .status()
-        .expect("rustc runs");
-    assert!(status.success(), "rustc rust_swap_lock.rs failed");
+    let bin = rustc(&scratch, "rust_swap_lock.rs");
     expect_every_model(&bin, RELEASE_STORE_UNLOCK, "rust_swap_lock.rs");
 }

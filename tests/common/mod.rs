@@ -217,3 +217,17 @@ pub fn processes_of(exe: &std::path::Path) -> Vec<u32> {
     }
     v
 }
+
+/// Build the Rust test program `name` (`tests/programs/NAME`) with rustc -O into `scratch`.
+pub fn rustc(scratch: &Scratch, name: &str) -> PathBuf {
+    let out = scratch.0.join(name.trim_end_matches(".rs"));
+    let status = Command::new("rustc")
+        .args(["-O", "-g", "--edition", "2021"])
+        .arg(source(name))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("rustc runs");
+    assert!(status.success(), "rustc {name} failed");
+    out
+}
