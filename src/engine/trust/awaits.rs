@@ -57,9 +57,7 @@ impl Trust<'_> {
                 self.model.consistent_after(&h, again)
             })
     }
-}
 
-impl Trust<'_> {
     /// The read `thread` waits at in an await loop: its pending load repeats its last event, a
     /// read of the same location from the same instruction in the same state (so reading what
     /// it read then changes nothing; a later write revisits that read instead). An update that

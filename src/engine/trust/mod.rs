@@ -738,36 +738,36 @@ impl Trust<'_> {
                         }
                     }
                 }
-                Label::Update { addr, .. } if self.sole_latest_source(&g, e, addr).is_some() => {
-                    // one source, the latest write: no other graph, and no check (as a read's)
-                    let w = self.sole_latest_source(&g, e, addr).flatten();
-                    set_source(&mut g, e, w);
-                    if self.model.enumerates_coherence() {
-                        let at = g.co_of(addr).len();
-                        g.place(e, at);
-                    }
-                    if g.label(e).writes() {
-                        self.revisits(&g, e);
-                    }
-                    snap = self.step(&mut g, slot, &p, e)?;
-                }
                 Label::Update { addr, .. } => {
-                    let (mut options, taken) = self.update_sources(&g, e, addr);
-                    // an update revisits reads with each source it may read from, also one
-                    // that another update reads from (which it then revisits); its bytes are
-                    // known once it has run, before any read replays it
-                    if g.label(e).writes() {
-                        for h in options.iter().chain(&taken) {
-                            self.revisits(h, e);
+                    if let Some(w) = self.sole_latest_source(&g, e, addr) {
+                        // one source, the latest write: no other graph, and no check (as a
+                        // read's)
+                        set_source(&mut g, e, w);
+                        if self.model.enumerates_coherence() {
+                            let at = g.co_of(addr).len();
+                            g.place(e, at);
                         }
+                        if g.label(e).writes() {
+                            self.revisits(&g, e);
+                        }
+                    } else {
+                        let (mut options, taken) = self.update_sources(&g, e, addr);
+                        // an update revisits reads with each source it may read from, also
+                        // one that another update reads from (which it then revisits); its
+                        // bytes are known once it has run, before any read replays it
+                        if g.label(e).writes() {
+                            for h in options.iter().chain(&taken) {
+                                self.revisits(h, e);
+                            }
+                        }
+                        let Some(first) = options.pop() else {
+                            // only sources taken by other updates: their revisits go on
+                            self.outcome.stats.blocked += 1;
+                            return self.exec.end();
+                        };
+                        self.todo.extend(options);
+                        g = first;
                     }
-                    let Some(first) = options.pop() else {
-                        // only sources taken by other updates: their revisits go on
-                        self.outcome.stats.blocked += 1;
-                        return self.exec.end();
-                    };
-                    self.todo.extend(options);
-                    g = first;
                     snap = self.step(&mut g, slot, &p, e)?;
                 }
                 Label::Write { addr, .. } => {

@@ -176,17 +176,8 @@ impl Trust<'_> {
                 g.co_of(addr).last().copied() == w
             } else {
                 // (a weak trace: where only this thread has events at the location, its
-                // coherence order is program order, the latest write the one before `e`)
-                g.only_thread_at(addr, e.thread)
-                    && w == g.threads[e.thread as usize][..e.index as usize]
-                        .iter()
-                        .rposition(|ev| {
-                            !ev.hole && ev.label.writes() && ev.label.location() == Some(addr)
-                        })
-                        .map(|index| EventId {
-                            thread: e.thread,
-                            index: index as u32,
-                        })
+                // coherence order is program order, and its one source the write before `e`)
+                g.only_thread_at(addr, e.thread) && sources_of(g, e, addr) == [w]
             }
         };
         let yes =
