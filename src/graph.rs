@@ -531,6 +531,32 @@ impl Graph {
     pub fn restrict(&mut self, keep: &Prefix) {
         for (t, evs) in self.threads.iter_mut().enumerate() {
             evs.truncate(keep.extent(t));
+        }
+        self.mark_dropped(keep);
+    }
+
+    /// A copy of the graph restricted to `keep` ([`Graph::restrict`]), made without copying
+    /// what is dropped.
+    pub fn restricted(&self, keep: &Prefix) -> Graph {
+        let mut h = Graph {
+            threads: (self.threads.iter().enumerate())
+                .map(|(t, evs)| evs[..keep.extent(t).min(evs.len())].to_vec())
+                .collect(),
+            parents: self.parents.clone(),
+            co: self.co.clone(),
+            accessors: self.accessors.clone(),
+            next_stamp: self.next_stamp,
+            depth: self.depth,
+            owned: self.owned,
+        };
+        h.mark_dropped(keep);
+        h
+    }
+
+    /// The events of the graph's threads (cut after `keep`'s last of each) not in `keep`
+    /// become holes, and leave coherence.
+    fn mark_dropped(&mut self, keep: &Prefix) {
+        for (t, evs) in self.threads.iter_mut().enumerate() {
             trim_holes(evs);
             for (i, ev) in evs.iter_mut().enumerate() {
                 let e = EventId {
@@ -733,7 +759,9 @@ mod tests {
         keep.insert(id(0, 1));
         keep.insert(id(1, 0));
         keep.insert(id(1, 1));
+        let copy = g.restricted(&keep);
         g.restrict(&keep);
+        assert_eq!(copy, g);
         assert!(g.event(id(0, 0)).hole);
         assert_eq!(
             g.events().collect::<Vec<_>>(),

@@ -161,6 +161,12 @@ pub trait Executor {
     fn takes_script(&self) -> bool {
         false
     }
+    /// Whether code of the program that reads memory may run after its exit although it
+    /// registered no exit handler in the execution (static destructors, where the process
+    /// really exits).
+    fn runs_code_after_exit(&self) -> bool {
+        true
+    }
     /// How many steps [`Executor::begin_after`] can carry out (0: it cannot).
     fn max_prefix(&self) -> usize {
         0

@@ -150,6 +150,13 @@ pub trait Model: Sync {
             .copied()
             .find(|&w| Some(w) != except && within(w))
     }
+    /// [`Model::latest_write`] of each of `addrs` over the whole graph.
+    fn latest_writes(&self, g: &Graph, addrs: &[u64]) -> Vec<Option<EventId>> {
+        addrs
+            .iter()
+            .map(|&addr| self.latest_write(g, addr, &|_| true, None))
+            .collect()
+    }
 }
 
 /// Conflicts in chronological traces (TSO, PSO): a store touches nothing (its update does), and

@@ -10,6 +10,7 @@ use super::relation::Rel;
 use super::Model;
 use crate::event::Event;
 use crate::graph::{EventId, Graph, Label, Relation};
+use smallvec::SmallVec;
 
 pub struct Ra;
 
@@ -30,10 +31,10 @@ impl Model for Ra {
         let Some(scope) = Scope::new(g, &|_| true, None) else {
             return false;
         };
-        let mut addrs: Vec<u64> = g.events().filter_map(|e| g.label(e).location()).collect();
-        addrs.sort_unstable();
-        addrs.dedup();
-        addrs.iter().all(|&a| scope.coherence(a).is_some())
+        scope
+            .by_location()
+            .each()
+            .all(|(_, accesses)| scope.coherence_of(&accesses).is_some())
     }
 
     /// Happens-before changes for `e` alone (it has no successor, or only reads of its
@@ -42,7 +43,8 @@ impl Model for Ra {
         let Some(addr) = g.label(e).location() else {
             return self.consistent(g);
         };
-        let quick = Scope::new(g, &|_| true, None).is_some_and(|s| s.coherence(addr).is_some());
+        let quick = Scope::new(g, &|_| true, None)
+            .is_some_and(|s| s.coherence_of(&s.accesses(addr)).is_some());
         if cfg!(test) {
             assert_eq!(
                 quick,
@@ -74,8 +76,20 @@ impl Model for Ra {
         except: Option<EventId>,
     ) -> Option<EventId> {
         let scope = Scope::new(g, within, except)?;
-        let last = scope.coherence(addr)?;
-        last.into_iter().max_by_key(|&w| g.event(w).stamp)
+        scope.latest(addr)
+    }
+
+    /// One happens-before scope for all of them.
+    fn latest_writes(&self, g: &Graph, addrs: &[u64]) -> Vec<Option<EventId>> {
+        let mut latest = vec![None; addrs.len()];
+        if let Some(scope) = Scope::new(g, &|_| true, None) {
+            for (addr, accesses) in scope.by_location().each() {
+                if let Ok(i) = addrs.binary_search(&addr) {
+                    latest[i] = scope.latest_of(&accesses);
+                }
+            }
+        }
+        latest
     }
 }
 
@@ -187,33 +201,89 @@ impl<'a> Scope<'a> {
         &self.clocks[at..at + self.threads]
     }
 
-    /// Checks the coherence order of `addr` some consistent order has: `None` if there is
-    /// none, else the writes no other must follow (none: the initial value).
-    fn coherence(&self, addr: u64) -> Option<Vec<EventId>> {
+    /// Of the writes to `addr` no other must follow in coherence order, the one added last.
+    fn latest(&self, addr: u64) -> Option<EventId> {
+        self.latest_of(&self.accesses(addr))
+    }
+
+    fn latest_of(&self, accesses: &[EventId]) -> Option<EventId> {
+        let last = self.coherence_of(accesses)?;
+        last.into_iter().max_by_key(|&w| self.g.event(w).stamp)
+    }
+
+    /// The events in scope that access `addr`, thread by thread in program order.
+    fn accesses(&self, addr: u64) -> SmallVec<[EventId; 16]> {
         let g = self.g;
-        let mut writes = Vec::new();
-        // reads with their source (None: the initial value), sources in scope only
-        let mut reads: Vec<(EventId, Option<EventId>)> = Vec::new();
+        // (threads that never touched it: none of their events)
+        let touched = g.accessors.get(&addr).copied().unwrap_or(0);
+        let mut out = SmallVec::new();
+        for (t, &n) in self.lens.iter().enumerate() {
+            if t < 63 && touched & (1 << t) == 0 {
+                continue;
+            }
+            for (i, ev) in g.threads[t][..n].iter().enumerate() {
+                if !ev.hole && ev.label.location() == Some(addr) {
+                    out.push(EventId {
+                        thread: t as u32,
+                        index: i as u32,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The events in scope that access memory, by location.
+    fn by_location(&self) -> ByLocation {
+        let g = self.g;
+        let mut all: Vec<(u64, EventId)> = Vec::new();
         for (t, &n) in self.lens.iter().enumerate() {
             for (i, ev) in g.threads[t][..n].iter().enumerate() {
-                if ev.hole || ev.label.location() != Some(addr) {
-                    continue;
+                if let (false, Some(addr)) = (ev.hole, ev.label.location()) {
+                    let e = EventId {
+                        thread: t as u32,
+                        index: i as u32,
+                    };
+                    all.push((addr, e));
                 }
-                let e = EventId {
-                    thread: t as u32,
-                    index: i as u32,
-                };
-                if ev.label.writes() && Some(e) != self.read_only {
-                    writes.push(e);
-                }
-                if let Some(rf) = ev.label.rf() {
-                    if rf.is_none_or(|w| self.in_scope(w) && (self.within)(w)) {
-                        reads.push((e, rf));
-                    }
+            }
+        }
+        all.sort_unstable();
+        ByLocation(all)
+    }
+
+    /// Checks the coherence order of a location some consistent order has, from its events in
+    /// scope (`accesses`): `None` if there is none, else the writes no other must follow
+    /// (none: the initial value).
+    fn coherence_of(&self, accesses: &[EventId]) -> Option<Vec<EventId>> {
+        let g = self.g;
+        let mut writes = SmallVec::new();
+        // reads with their source (None: the initial value), sources in scope only
+        let mut reads: SmallVec<[(EventId, Option<EventId>); 16]> = SmallVec::new();
+        for &e in accesses {
+            let label = g.label(e);
+            if label.writes() && Some(e) != self.read_only {
+                writes.push(e);
+            }
+            if let Some(rf) = label.rf() {
+                if rf.is_none_or(|w| self.in_scope(w) && (self.within)(w)) {
+                    reads.push((e, rf));
                 }
             }
         }
         forced_coherence(self, writes, &reads)
+    }
+}
+
+/// Events by location, sorted: each location's thread by thread in program order.
+struct ByLocation(Vec<(u64, EventId)>);
+
+impl ByLocation {
+    /// Each location with its events.
+    fn each(&self) -> impl Iterator<Item = (u64, SmallVec<[EventId; 16]>)> + '_ {
+        self.0
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|run| (run[0].0, run.iter().map(|&(_, e)| e).collect()))
     }
 }
 
@@ -225,13 +295,13 @@ impl<'a> Scope<'a> {
 /// thread in program order.
 fn forced_coherence(
     scope: &Scope,
-    writes: Vec<EventId>,
+    writes: SmallVec<[EventId; 16]>,
     reads: &[(EventId, Option<EventId>)],
 ) -> Option<Vec<EventId>> {
     let n = writes.len() + 1;
     let node = |w: Option<EventId>| w.map_or(0, |w| writes.binary_search(&w).unwrap() + 1);
     // per thread, its writes' range in `writes`
-    let mut ranges = vec![(0usize, 0usize); scope.threads];
+    let mut ranges: SmallVec<[(usize, usize); 16]> = SmallVec::from_elem((0, 0), scope.threads);
     for (i, w) in writes.iter().enumerate() {
         let r = &mut ranges[w.thread as usize];
         if r.1 == 0 {
@@ -241,10 +311,13 @@ fn forced_coherence(
     }
     // the latest write of each other thread that happens before `e`, and its own thread's
     // latest before it
-    let latest_before = |e: EventId, out: &mut Vec<usize>| {
+    let latest_before = |e: EventId, out: &mut SmallVec<[usize; 16]>| {
         out.clear();
         let clock = scope.clock(e);
         for (t, &(lo, hi)) in ranges.iter().enumerate() {
+            if hi == lo {
+                continue;
+            }
             let seen = if t == e.thread as usize {
                 e.index
             } else {
@@ -256,8 +329,8 @@ fn forced_coherence(
             }
         }
     };
-    let mut edges: Vec<(usize, usize)> = Vec::new();
-    let mut before = Vec::new();
+    let mut edges: SmallVec<[(usize, usize); 32]> = SmallVec::new();
+    let mut before = SmallVec::new();
     for &(lo, hi) in &ranges {
         if hi > lo {
             edges.push((0, lo + 1));
@@ -267,7 +340,7 @@ fn forced_coherence(
         latest_before(w, &mut before);
         edges.extend(before.iter().map(|&i| (i, j + 1)));
     }
-    let mut updates: Vec<(usize, usize)> = Vec::new();
+    let mut updates: SmallVec<[(usize, usize); 8]> = SmallVec::new();
     for &(r, s) in reads {
         let sn = node(s);
         latest_before(r, &mut before);
@@ -282,13 +355,11 @@ fn forced_coherence(
     if updates.is_empty() {
         // no atomicity to propagate: the edges as they are, not their closure (a write with
         // no edge out has no successor in the closure either)
-        let mut followed = vec![false; n];
-        let mut rel = Relation::new(n);
-        for &(a, b) in &edges {
+        let mut followed: SmallVec<[bool; 16]> = SmallVec::from_elem(false, n);
+        for &(a, _) in &edges {
             followed[a] = true;
-            rel.add(a, b);
         }
-        if !rel.acyclic() {
+        if !acyclic(n, &edges) {
             return None;
         }
         let last = (0..writes.len()).filter(|&i| !followed[i + 1]);
@@ -335,6 +406,36 @@ fn forced_coherence(
         }
         if !changed {
             return last(&rel);
+        }
+    }
+}
+
+/// Do `edges` over nodes `0..n` leave no cycle? (Up to 64 nodes, with a bit per node: most
+/// locations have a few writes, and this runs at every consistency check.)
+fn acyclic(n: usize, edges: &[(usize, usize)]) -> bool {
+    if n > 64 {
+        let mut rel = Relation::new(n);
+        edges.iter().for_each(|&(a, b)| rel.add(a, b));
+        return rel.acyclic();
+    }
+    let mut preds: SmallVec<[u64; 16]> = SmallVec::from_elem(0, n);
+    for &(a, b) in edges {
+        preds[b] |= 1 << a;
+    }
+    // take away nodes with no predecessor left until none is left, or none can go
+    let mut left: u64 = if n == 64 { !0 } else { (1 << n) - 1 };
+    loop {
+        let free = (0..n).filter(|&x| left & (1 << x) != 0 && preds[x] & left == 0);
+        let mut took = false;
+        for x in free.collect::<SmallVec<[usize; 16]>>() {
+            left &= !(1 << x);
+            took = true;
+        }
+        if left == 0 {
+            return true;
+        }
+        if !took {
+            return false;
         }
     }
 }

@@ -424,6 +424,12 @@ impl Executor for WorkerExecutor<'_> {
         MAX_SCRIPT
     }
 
+    /// An execution ends at its exit: only the exit handlers it registered run after
+    /// (runtime/exits.c), not those registered before main.
+    fn runs_code_after_exit(&self) -> bool {
+        false
+    }
+
     fn begin_after(
         &mut self,
         steps: &mut dyn Iterator<Item = &ScriptStep>,

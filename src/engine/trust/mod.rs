@@ -613,8 +613,10 @@ impl Trust<'_> {
             }
             let Some(mut label) = label_of(&p.op, &self.slots)? else {
                 // the process exits: no event
-                if let Op::ProcessExit { .. } = p.op {
-                    self.commit_latest(&g)?;
+                if let Op::ProcessExit { handlers, .. } = p.op {
+                    if handlers || self.exec.runs_code_after_exit() {
+                        self.commit_latest(&g)?;
+                    }
                 }
                 snap = self.exec.step(slot, &Reply::default())?;
                 added = None;
@@ -801,6 +803,7 @@ impl Trust<'_> {
 
     /// Before the process exits, memory gets what the exit handlers and the rest of the
     /// process would see: each location's latest write (memory holds the one that ran last).
+    /// (Where nothing of the program runs after the exit, nothing sees it.)
     fn commit_latest(&mut self, g: &Graph) -> Result<(), ExecError> {
         // (not a pthread object's: its events are the engine's own, the runtime never
         // touches the object)
@@ -811,8 +814,8 @@ impl Trust<'_> {
             .collect();
         addrs.sort_unstable();
         addrs.dedup();
-        for addr in addrs {
-            let latest = self.model.latest_write(g, addr, &|_| true, None);
+        let latest = self.model.latest_writes(g, &addrs);
+        for (&addr, latest) in addrs.iter().zip(latest) {
             if let Some(bytes) = latest.and_then(|w| g.label(w).written()) {
                 if !bytes.is_empty() {
                     self.exec.commit(crate::channel::NO_OWNER, addr, bytes)?;

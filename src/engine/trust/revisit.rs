@@ -4,6 +4,7 @@
 
 use crate::graph::{Conditional, EventId, Graph, Label, Prefix};
 use crate::model::Model;
+use smallvec::SmallVec;
 
 use super::exchange::revisited_exchange;
 use super::Trust;
@@ -311,8 +312,9 @@ impl Trust<'_> {
             g.porf_prefix(a)
         };
         reads.retain(|&r| !prefix.contains(r));
+        let revisited = revisited_reads(g);
         for r in reads {
-            if !maximal(self.model, g, r, a, &prefix) {
+            if !maximal(self.model, g, r, a, &prefix, &revisited) {
                 continue;
             }
             let stamp = g.event(r).stamp;
@@ -328,8 +330,7 @@ impl Trust<'_> {
                     keep.insert_first(t as u32, early as u32);
                 }
             }
-            let mut h = g.clone();
-            h.restrict(&keep);
+            let mut h = g.restricted(&keep);
             match h.label_mut(r) {
                 Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = Some(a),
                 _ => unreachable!(),
@@ -356,8 +357,14 @@ impl Trust<'_> {
                     .map(Some)
                     .collect()
             };
-            for at in positions {
-                let mut p = h.clone();
+            let last = positions.len().saturating_sub(1);
+            for (i, at) in positions.into_iter().enumerate() {
+                // (the last place takes `h` itself)
+                let mut p = if i == last {
+                    std::mem::take(&mut h)
+                } else {
+                    h.clone()
+                };
                 if let Some(at) = at {
                     p.place(a, at);
                 }
@@ -425,14 +432,51 @@ fn coherence_floor(g: &Graph, w: EventId, addr: u64) -> usize {
 /// maximally? A read reads from the latest write (as the model counts it) among those added
 /// before it or in the prefix; a write is the latest of them in coherence order, where the
 /// model has one, and nothing added before it reads from it (it revisited nothing that stays).
-fn maximal(model: &dyn Model, g: &Graph, r: EventId, a: EventId, prefix: &Prefix) -> bool {
+/// `revisited`: the reads of `g` added before the write they read from.
+fn maximal(
+    model: &dyn Model,
+    g: &Graph,
+    r: EventId,
+    a: EventId,
+    prefix: &Prefix,
+    revisited: &[EventId],
+) -> bool {
     let stamp = g.event(r).stamp;
-    g.events()
+    let dropped: SmallVec<[EventId; 32]> = g
+        .events()
         .filter(|&e| e == r || (g.event(e).stamp > stamp && !prefix.contains(e)))
-        .all(|e| added_maximally(model, g, e, a, prefix))
+        .collect();
+    // (the checks of a read's source against the model's latest write last: most revisits
+    // fail one of the others first)
+    dropped
+        .iter()
+        .all(|&e| added_maximally(g, e, a, prefix, revisited))
+        && dropped
+            .iter()
+            .all(|&e| reads_latest(model, g, e, a, prefix))
 }
 
-fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix: &Prefix) -> bool {
+/// Reads whose source was added after them (a revisit gave it): of `g`'s events.
+fn revisited_reads(g: &Graph) -> Vec<EventId> {
+    g.events()
+        .filter(|&x| {
+            g.label(x)
+                .rf()
+                .flatten()
+                .is_some_and(|w| g.event(w).stamp > g.event(x).stamp)
+        })
+        .collect()
+}
+
+/// Is `e` (added after the revisited read, or it) in the events added before it or in
+/// `prefix` added maximally, but for a read's source being the latest write (`reads_latest`)?
+fn added_maximally(
+    g: &Graph,
+    e: EventId,
+    a: EventId,
+    prefix: &Prefix,
+    revisited: &[EventId],
+) -> bool {
     // an operation with several outcomes (a signal's waiter, a nondet value) took the first
     if g.event(e).choice.is_some_and(|c| c != 0) {
         return false;
@@ -448,19 +492,18 @@ fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix:
     let Some(addr) = label.location() else {
         return true;
     };
-    if let Some(rf) = label.rf() {
-        if rf.is_some_and(|w| !previous(w)) {
-            return false;
-        }
-        // the revisiting write is not among them (it is not placed yet; an update's read is)
-        if model.latest_write(g, addr, &|x| x != e && previous(x), Some(a)) != rf {
-            return false;
-        }
+    if label
+        .rf()
+        .is_some_and(|rf| rf.is_some_and(|w| !previous(w)))
+    {
+        return false;
     }
     if label.writes() {
-        let read_before = g
-            .events()
-            .any(|x| x != a && g.label(x).rf() == Some(Some(e)) && previous(x));
+        // (a read of `e` added before it was revisited by it; one in the prefix would put
+        // `e` there too)
+        let read_before = revisited
+            .iter()
+            .any(|&x| x != a && g.label(x).rf() == Some(Some(e)) && previous(x));
         let next = g.co_position(e).and_then(|p| {
             g.co_of(addr)[p + 1..]
                 .iter()
@@ -479,6 +522,19 @@ fn added_maximally(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix:
         }
     }
     true
+}
+
+/// Does `e`, if a read, read from the latest write of its location among the events added
+/// before it or in `prefix` (the revisiting write `a` not among them: it is not placed yet;
+/// an update's read is)?
+fn reads_latest(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix: &Prefix) -> bool {
+    let label = g.label(e);
+    let (Some(rf), Some(addr)) = (label.rf(), label.location()) else {
+        return true;
+    };
+    let stamp = g.event(e).stamp;
+    let previous = |x: EventId| g.event(x).stamp <= stamp || prefix.contains(x);
+    model.latest_write(g, addr, &|x| x != e && previous(x), Some(a)) == rf
 }
 
 /// What `e`, an access of `addr`, may read from, in the order its graphs are made: the initial
