@@ -112,6 +112,26 @@ fn graph_engine_explores_as_many_executions_as_interleavings() {
     }
 }
 
+/// An exit handler registered in the execution reads what memory holds at the exit: the last
+/// write of each location in coherence order, whatever order the writes ran in when the
+/// graph was replayed (exit_handler.c aborts where the second thread's store is last).
+#[test]
+fn exit_handlers_read_the_latest_writes() {
+    each_build("ra-exit-handler", "exit_handler.c", &[], |bin, build| {
+        for model in ["sc", "tso", "pso"] {
+            let r = check(bin, model, &["--engine", "graph", "--keep-going"]);
+            let failing = r.json.as_ref().and_then(|j| j["errors"][0]["count"].as_u64());
+            assert_eq!(
+                (r.verdict(), r.executions(), r.error_kind(), failing),
+                ("error", 2, Some("crash"), Some(1)),
+                "{build} under {model}: {}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    });
+}
+
 /// Threads that loop thousands of times over words only they write, and a read of those
 /// words after joining them: every execution has ~20,000 events, and the graph engine's work
 /// per event must not grow with the graph (it grew with its cube: hours).
