@@ -7,6 +7,7 @@
 //! place is a hole ([`GraphEvent::hole`]) until the thread, run again, adds an event there.
 //! Under the other models every thread's events form a prefix of what the thread does.
 
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
 use crate::event::{CasOperands, Op, StoreBytes};
@@ -236,61 +237,75 @@ impl Dependencies {
 }
 
 /// A set of events of a graph (what a revisit keeps: a write's prefix, the events added
-/// before a read), a bit per place in each thread.
+/// before a read): the first places of each thread, which is what most such sets are, and the
+/// other places one by one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Prefix(Vec<Vec<u64>>);
+pub struct Prefix {
+    /// Per thread, how many of its first places are all in the set.
+    firsts: SmallVec<[u32; 16]>,
+    /// The others, sorted; each after its thread's first places and the place after them.
+    others: SmallVec<[EventId; 8]>,
+}
 
 impl Prefix {
+    fn first(&self, thread: u32) -> u32 {
+        self.firsts.get(thread as usize).copied().unwrap_or(0)
+    }
+
     pub fn contains(&self, e: EventId) -> bool {
-        let i = e.index as usize;
-        self.0
-            .get(e.thread as usize)
-            .and_then(|w| w.get(i / 64))
-            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+        e.index < self.first(e.thread) || self.others.binary_search(&e).is_ok()
     }
 
     /// Adds `e`; false if it was there.
     pub fn insert(&mut self, e: EventId) -> bool {
-        let (t, i) = (e.thread as usize, e.index as usize);
-        if self.0.len() <= t {
-            self.0.resize(t + 1, Vec::new());
+        if e.index == self.first(e.thread) {
+            self.insert_first(e.thread, e.index + 1);
+            return true;
         }
-        let words = &mut self.0[t];
-        if words.len() <= i / 64 {
-            words.resize(i / 64 + 1, 0);
+        if e.index < self.first(e.thread) {
+            return false;
         }
-        let had = words[i / 64] & (1 << (i % 64)) != 0;
-        words[i / 64] |= 1 << (i % 64);
-        !had
+        match self.others.binary_search(&e) {
+            Ok(_) => false,
+            Err(at) => {
+                self.others.insert(at, e);
+                true
+            }
+        }
     }
 
     /// Adds the first `n` places of `thread`.
     pub fn insert_first(&mut self, thread: u32, n: u32) {
-        let (t, n) = (thread as usize, n as usize);
-        if self.0.len() <= t {
-            self.0.resize(t + 1, Vec::new());
+        let t = thread as usize;
+        if self.firsts.len() <= t {
+            self.firsts.resize(t + 1, 0);
         }
-        let words = &mut self.0[t];
-        if words.len() < n.div_ceil(64) {
-            words.resize(n.div_ceil(64), 0);
+        let mut first = self.firsts[t].max(n);
+        // (places already in the set right after them join them)
+        let from = self
+            .others
+            .partition_point(|o| *o < EventId { thread, index: 0 });
+        let mut to = from;
+        while to < self.others.len() && self.others[to].thread == thread {
+            if self.others[to].index == first {
+                first += 1;
+            } else if self.others[to].index > first {
+                break;
+            }
+            to += 1;
         }
-        for w in words.iter_mut().take(n / 64) {
-            *w = u64::MAX;
-        }
-        if n % 64 != 0 {
-            words[n / 64] |= (1u64 << (n % 64)) - 1;
-        }
+        self.others.drain(from..to);
+        self.firsts[t] = first;
     }
 
     /// How many places of `thread` up to the last one in the set.
     fn extent(&self, thread: usize) -> usize {
-        let Some(words) = self.0.get(thread) else {
-            return 0;
-        };
-        match words.iter().rposition(|&w| w != 0) {
-            Some(k) => k * 64 + 64 - words[k].leading_zeros() as usize,
-            None => 0,
-        }
+        let last = self
+            .others
+            .iter()
+            .rev()
+            .find(|o| o.thread as usize == thread);
+        last.map_or(self.first(thread as u32), |o| o.index + 1) as usize
     }
 }
 
@@ -349,6 +364,24 @@ impl Graph {
                     index: i as u32,
                 })
         })
+    }
+
+    /// The events that access `addr`, thread by thread (only the threads that did).
+    pub fn events_at(&self, addr: u64) -> impl Iterator<Item = EventId> + '_ {
+        let touched = self.accessors.get(&addr).copied().unwrap_or(0);
+        self.threads
+            .iter()
+            .enumerate()
+            .filter(move |&(t, _)| t >= 63 || touched & (1 << t) != 0)
+            .flat_map(move |(t, evs)| {
+                evs.iter()
+                    .enumerate()
+                    .filter(move |(_, ev)| !ev.hole && ev.label.location() == Some(addr))
+                    .map(move |(i, _)| EventId {
+                        thread: t as u32,
+                        index: i as u32,
+                    })
+            })
     }
 
     /// Does the graph have holes (places a revisit emptied before kept events)?
@@ -595,9 +628,13 @@ impl Graph {
             ))
         };
         let candidates = || (0..self.threads.len()).filter_map(next);
-        candidates()
-            .filter(|&(_, e)| self.outside_predecessor(e).is_none_or(done))
-            .min()
+        // (by stamp: the earliest is most often ready, as events are added after what they
+        // depend on, but for reads a revisit gave a later write)
+        let mut by_stamp: SmallVec<[(u32, EventId); 16]> = candidates().collect();
+        by_stamp.sort_unstable();
+        by_stamp
+            .into_iter()
+            .find(|&(_, e)| self.outside_predecessor(e).is_none_or(done))
             .or_else(|| {
                 future_reads
                     .then(|| {
@@ -750,6 +787,49 @@ mod tests {
         g.place(id(0, 1), 0);
         g.place(id(1, 1), 0);
         g
+    }
+
+    /// A set of events built by single places and first places, in any order, holds what
+    /// a plain set of them holds, and its extent per thread is one past its last place.
+    #[test]
+    fn prefixes_hold_what_was_inserted() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as u32
+        };
+        for _ in 0..500 {
+            let mut prefix = Prefix::default();
+            let mut set = std::collections::BTreeSet::new();
+            for _ in 0..next(12) {
+                let (thread, index) = (next(3), next(10));
+                if next(3) == 0 {
+                    prefix.insert_first(thread, index);
+                    set.extend((0..index).map(|i| id(thread, i)));
+                } else {
+                    assert_eq!(
+                        prefix.insert(id(thread, index)),
+                        set.insert(id(thread, index))
+                    );
+                }
+            }
+            for thread in 0..3 {
+                for index in 0..12 {
+                    let e = id(thread, index);
+                    assert_eq!(prefix.contains(e), set.contains(&e), "{e:?} in {prefix:?}");
+                }
+                let last = set
+                    .iter()
+                    .filter(|e| e.thread == thread)
+                    .map(|e| e.index + 1);
+                assert_eq!(
+                    prefix.extent(thread as usize),
+                    last.max().unwrap_or(0) as usize
+                );
+            }
+        }
     }
 
     #[test]

@@ -120,7 +120,10 @@ fn exit_handlers_read_the_latest_writes() {
     each_build("ra-exit-handler", "exit_handler.c", &[], |bin, build| {
         for model in ["sc", "tso", "pso"] {
             let r = check(bin, model, &["--engine", "graph", "--keep-going"]);
-            let failing = r.json.as_ref().and_then(|j| j["errors"][0]["count"].as_u64());
+            let failing = r
+                .json
+                .as_ref()
+                .and_then(|j| j["errors"][0]["count"].as_u64());
             assert_eq!(
                 (r.verdict(), r.executions(), r.error_kind(), failing),
                 ("error", 2, Some("crash"), Some(1)),

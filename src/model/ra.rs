@@ -213,24 +213,9 @@ impl<'a> Scope<'a> {
 
     /// The events in scope that access `addr`, thread by thread in program order.
     fn accesses(&self, addr: u64) -> SmallVec<[EventId; 16]> {
-        let g = self.g;
-        // (threads that never touched it: none of their events)
-        let touched = g.accessors.get(&addr).copied().unwrap_or(0);
-        let mut out = SmallVec::new();
-        for (t, &n) in self.lens.iter().enumerate() {
-            if t < 63 && touched & (1 << t) == 0 {
-                continue;
-            }
-            for (i, ev) in g.threads[t][..n].iter().enumerate() {
-                if !ev.hole && ev.label.location() == Some(addr) {
-                    out.push(EventId {
-                        thread: t as u32,
-                        index: i as u32,
-                    });
-                }
-            }
-        }
-        out
+        (self.g.events_at(addr))
+            .filter(|&e| self.in_scope(e))
+            .collect()
     }
 
     /// The events in scope that access memory, by location.

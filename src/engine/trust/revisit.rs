@@ -295,12 +295,9 @@ impl Trust<'_> {
         // (a read of its own thread before it precedes it, or under porf cycles would read
         // from its future: inconsistent)
         let mut reads: Vec<EventId> = g
-            .events()
+            .events_at(addr)
             .filter(|&r| {
-                r != a
-                    && !(r.thread == a.thread && r.index < a.index)
-                    && g.label(r).reads()
-                    && g.label(r).location() == Some(addr)
+                r != a && !(r.thread == a.thread && r.index < a.index) && g.label(r).reads()
             })
             .collect();
         if reads.is_empty() {
@@ -441,16 +438,32 @@ fn maximal(
     prefix: &Prefix,
     revisited: &[EventId],
 ) -> bool {
+    // (the cheap checks first, of `r` first: most revisits fail one of them, most often
+    // where `r` reads from a write a revisit gave it)
+    if !added_maximally(g, r, a, prefix, revisited) {
+        return false;
+    }
     let stamp = g.event(r).stamp;
-    let dropped: SmallVec<[EventId; 32]> = g
-        .events()
-        .filter(|&e| e == r || (g.event(e).stamp > stamp && !prefix.contains(e)))
-        .collect();
-    // (the checks of a read's source against the model's latest write last: most revisits
-    // fail one of the others first)
+    let mut dropped: SmallVec<[EventId; 32]> = SmallVec::new();
+    for (t, evs) in g.threads.iter().enumerate() {
+        for (i, _) in evs
+            .iter()
+            .enumerate()
+            .filter(|(_, ev)| ev.stamp > stamp && !ev.hole)
+        {
+            let e = EventId {
+                thread: t as u32,
+                index: i as u32,
+            };
+            if !prefix.contains(e) {
+                dropped.push(e);
+            }
+        }
+    }
     dropped
         .iter()
         .all(|&e| added_maximally(g, e, a, prefix, revisited))
+        && reads_latest(model, g, r, a, prefix)
         && dropped
             .iter()
             .all(|&e| reads_latest(model, g, e, a, prefix))
