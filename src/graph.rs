@@ -628,13 +628,13 @@ impl Graph {
             ))
         };
         let candidates = || (0..self.threads.len()).filter_map(next);
-        // (by stamp: the earliest is most often ready, as events are added after what they
-        // depend on, but for reads a revisit gave a later write)
-        let mut by_stamp: SmallVec<[(u32, EventId); 16]> = candidates().collect();
-        by_stamp.sort_unstable();
-        by_stamp
-            .into_iter()
-            .find(|&(_, e)| self.outside_predecessor(e).is_none_or(done))
+        let ready = |&(_, e): &(u32, EventId)| self.outside_predecessor(e).is_none_or(done);
+        // (the earliest added is most often ready, as events are added after what they depend
+        // on, but for reads a revisit gave a later write)
+        candidates()
+            .min()
+            .filter(ready)
+            .or_else(|| candidates().filter(ready).min())
             .or_else(|| {
                 future_reads
                     .then(|| {
