@@ -45,7 +45,7 @@ impl Trust<'_> {
     /// yet in this execution): it is then added as a read.
     pub(super) fn exchange_sources(
         &mut self,
-        g: &Graph,
+        g: &mut Graph,
         e: EventId,
         candidates: &[Option<EventId>],
     ) -> Option<Vec<Graph>> {
@@ -76,7 +76,7 @@ impl Trust<'_> {
     /// `order` its order), a read of any other.
     pub(super) fn labelled_sources(
         &mut self,
-        g: &Graph,
+        g: &mut Graph,
         e: EventId,
         labels: &[SourceLabel],
         order: Option<Order>,
@@ -86,7 +86,7 @@ impl Trust<'_> {
         for label in labels {
             let w = label.source;
             let Some(bytes) = &label.write else {
-                graphs.extend(self.with_source(g, e, w));
+                graphs.extend(self.source_graph(g, e, w, None));
                 continue;
             };
             let mut h = g.clone();

@@ -700,8 +700,8 @@ impl Trust<'_> {
                 Label::Read { addr, .. } => {
                     let mut candidates = self.sources(&g, e, addr);
                     self.wait_on_latest(&g, e, addr, &mut candidates);
-                    let labelled = match self.exchange_sources(&g, e, &candidates) {
-                        None => self.object_sources(&g, e, &candidates),
+                    let labelled = match self.exchange_sources(&mut g, e, &candidates) {
+                        None => self.object_sources(&mut g, e, &candidates),
                         graphs => graphs,
                     };
                     if let Some(mut graphs) = labelled {
@@ -726,16 +726,16 @@ impl Trust<'_> {
                             _ => {
                                 let ok = self.consistent_candidates(&g, e, &candidates);
                                 let ok = ok.as_deref();
-                                let Some((k, mut first)) = self.last_source(&g, e, &candidates, ok)
-                                else {
+                                let Some(k) = self.last_source(&mut g, e, &candidates, ok) else {
                                     self.outcome.stats.blocked += 1;
                                     return self.exec.end();
                                 };
-                                let started = self.start_step(&mut first, slot, &p, e)?;
-                                let others = self.other_sources(&g, e, &candidates, ok, k);
+                                // (each other source's graph is a copy with its own source)
+                                set_source(&mut g, e, candidates[k]);
+                                let started = self.start_step(&mut g, slot, &p, e)?;
+                                let others = self.other_sources(&mut g, e, &candidates, ok, k);
                                 self.todo.extend(others);
-                                snap = self.finish_step(&mut first, slot, &p, e, started)?;
-                                g = first;
+                                snap = self.finish_step(&mut g, slot, &p, e, started)?;
                             }
                         }
                     }

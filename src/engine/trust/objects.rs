@@ -482,7 +482,7 @@ impl Trust<'_> {
     /// is an error: it then becomes an update once it has run.
     pub(super) fn object_sources(
         &mut self,
-        g: &Graph,
+        g: &mut Graph,
         e: EventId,
         candidates: &[Option<EventId>],
     ) -> Option<Vec<Graph>> {

@@ -57,19 +57,18 @@ impl Trust<'_> {
         }
     }
 
-    /// The source read `e` takes in this execution: the last of `candidates` it may
-    /// consistently read from, with its index (the graphs of those before it are
-    /// [`Trust::with_source`]'s, made while the program runs on).
+    /// The last of `candidates` that read `e` may read from consistently (`consistent`: as
+    /// the model found for all at once, else checked): its index.
     pub(super) fn last_source(
         &self,
-        g: &Graph,
+        g: &mut Graph,
         e: EventId,
         candidates: &[Option<EventId>],
         consistent: Option<&[bool]>,
-    ) -> Option<(usize, Graph)> {
-        candidates.iter().enumerate().rev().find_map(|(k, &w)| {
+    ) -> Option<usize> {
+        (0..candidates.len()).rev().find(|&k| {
             let known = consistent.map(|ok| ok[k]);
-            self.source_graph(g, e, w, known).map(|h| (k, h))
+            self.reads_consistently(g, e, candidates[k], known)
         })
     }
 
@@ -77,7 +76,7 @@ impl Trust<'_> {
     /// it consistent.
     pub(super) fn other_sources(
         &self,
-        g: &Graph,
+        g: &mut Graph,
         e: EventId,
         candidates: &[Option<EventId>],
         consistent: Option<&[bool]>,
@@ -110,22 +109,39 @@ impl Trust<'_> {
         Some(ok)
     }
 
-    /// `g` with read `e` reading from `w`, where that is consistent: as `known` says, else
-    /// checked.
-    fn source_graph(
+    /// `g` with read `e` reading from `w`, where that is consistent (only then copied).
+    pub(super) fn source_graph(
         &self,
-        g: &Graph,
+        g: &mut Graph,
         e: EventId,
         w: Option<EventId>,
         known: Option<bool>,
     ) -> Option<Graph> {
+        self.reads_consistently(g, e, w, known).then(|| {
+            let mut h = g.clone();
+            set_source(&mut h, e, w);
+            h
+        })
+    }
+
+    /// Is read `e` of `g` reading from `w` consistent? As `known` says, else checked on `g`
+    /// itself, given the source for the check and its own back after.
+    fn reads_consistently(
+        &self,
+        g: &mut Graph,
+        e: EventId,
+        w: Option<EventId>,
+        known: Option<bool>,
+    ) -> bool {
         match known {
-            None => self.with_source(g, e, w),
-            Some(false) => None,
-            Some(true) => {
-                let mut h = g.clone();
-                set_source(&mut h, e, w);
-                Some(h)
+            Some(known) => known,
+            None if self.sink_reading_latest(g, e, w) => true,
+            None => {
+                let own = g.label(e).rf().expect("a source is for reads");
+                set_source(g, e, w);
+                let consistent = self.model.consistent_after(g, e);
+                set_source(g, e, own);
+                consistent
             }
         }
     }

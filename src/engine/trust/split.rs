@@ -153,14 +153,14 @@ impl Trust<'_> {
                     }
                 }
                 let ok = self.consistent_candidates(g, e, &candidates);
-                let Some((k, chosen)) = self.last_source(g, e, &candidates, ok.as_deref()) else {
+                let Some(k) = self.last_source(g, e, &candidates, ok.as_deref()) else {
                     self.outcome.stats.blocked += 1;
                     self.exec.end()?;
                     return Ok(None);
                 };
                 let others = self.other_sources(g, e, &candidates, ok.as_deref(), k);
                 self.todo.extend(others);
-                *g = chosen;
+                set_source(g, e, candidates[k]);
             }
             self.ran[thread as usize] = e.index + 1;
         }
