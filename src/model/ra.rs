@@ -34,7 +34,7 @@ impl Model for Ra {
         scope
             .by_location()
             .each()
-            .all(|(_, accesses)| scope.coherence_of(&accesses).is_some())
+            .all(|(_, accesses)| scope.coherence_of(accesses).is_some())
     }
 
     /// Happens-before changes for `e` alone (it has no successor, or only reads of its
@@ -44,7 +44,7 @@ impl Model for Ra {
             return self.consistent(g);
         };
         let quick = Scope::new(g, &|_| true, None)
-            .is_some_and(|s| s.coherence_of(&s.accesses(addr)).is_some());
+            .is_some_and(|s| s.coherence_of(s.accesses(addr)).is_some());
         if cfg!(test) {
             assert_eq!(
                 quick,
@@ -85,7 +85,7 @@ impl Model for Ra {
         if let Some(scope) = Scope::new(g, &|_| true, None) {
             for (addr, accesses) in scope.by_location().each() {
                 if let Ok(i) = addrs.binary_search(&addr) {
-                    latest[i] = scope.latest_of(&accesses);
+                    latest[i] = scope.latest_of(accesses);
                 }
             }
         }
@@ -203,19 +203,17 @@ impl<'a> Scope<'a> {
 
     /// Of the writes to `addr` no other must follow in coherence order, the one added last.
     fn latest(&self, addr: u64) -> Option<EventId> {
-        self.latest_of(&self.accesses(addr))
+        self.latest_of(self.accesses(addr))
     }
 
-    fn latest_of(&self, accesses: &[EventId]) -> Option<EventId> {
+    fn latest_of(&self, accesses: impl IntoIterator<Item = EventId>) -> Option<EventId> {
         let last = self.coherence_of(accesses)?;
         last.into_iter().max_by_key(|&w| self.g.event(w).stamp)
     }
 
     /// The events in scope that access `addr`, thread by thread in program order.
-    fn accesses(&self, addr: u64) -> SmallVec<[EventId; 16]> {
-        (self.g.events_at(addr))
-            .filter(|&e| self.in_scope(e))
-            .collect()
+    fn accesses(&self, addr: u64) -> impl Iterator<Item = EventId> + '_ {
+        (self.g.events_at(addr)).filter(|&e| self.in_scope(e))
     }
 
     /// The events in scope that access memory, by location.
@@ -240,12 +238,12 @@ impl<'a> Scope<'a> {
     /// Checks the coherence order of a location some consistent order has, from its events in
     /// scope (`accesses`): `None` if there is none, else the writes no other must follow
     /// (none: the initial value).
-    fn coherence_of(&self, accesses: &[EventId]) -> Option<Vec<EventId>> {
+    fn coherence_of(&self, accesses: impl IntoIterator<Item = EventId>) -> Option<Vec<EventId>> {
         let g = self.g;
         let mut writes = SmallVec::new();
         // reads with their source (None: the initial value), sources in scope only
         let mut reads: SmallVec<[(EventId, Option<EventId>); 16]> = SmallVec::new();
-        for &e in accesses {
+        for e in accesses {
             let label = g.label(e);
             if label.writes() && Some(e) != self.read_only {
                 writes.push(e);
@@ -265,10 +263,10 @@ struct ByLocation(Vec<(u64, EventId)>);
 
 impl ByLocation {
     /// Each location with its events.
-    fn each(&self) -> impl Iterator<Item = (u64, SmallVec<[EventId; 16]>)> + '_ {
+    fn each(&self) -> impl Iterator<Item = (u64, impl Iterator<Item = EventId> + '_)> + '_ {
         self.0
             .chunk_by(|a, b| a.0 == b.0)
-            .map(|run| (run[0].0, run.iter().map(|&(_, e)| e).collect()))
+            .map(|run| (run[0].0, run.iter().map(|&(_, e)| e)))
     }
 }
 
@@ -407,22 +405,18 @@ fn acyclic(n: usize, edges: &[(usize, usize)]) -> bool {
     for &(a, b) in edges {
         preds[b] |= 1 << a;
     }
-    // take away nodes with no predecessor left until none is left, or none can go
+    // take away the nodes with no predecessor left until none is left, or none can go
     let mut left: u64 = if n == 64 { !0 } else { (1 << n) - 1 };
-    loop {
-        let free = (0..n).filter(|&x| left & (1 << x) != 0 && preds[x] & left == 0);
-        let mut took = false;
-        for x in free.collect::<SmallVec<[usize; 16]>>() {
-            left &= !(1 << x);
-            took = true;
-        }
-        if left == 0 {
-            return true;
-        }
-        if !took {
+    while left != 0 {
+        let free = (0..n)
+            .filter(|&x| left & (1 << x) != 0 && preds[x] & left == 0)
+            .fold(0u64, |free, x| free | 1 << x);
+        if free == 0 {
             return false;
         }
+        left &= !free;
     }
+    true
 }
 
 /// The one order of nodes `0..n` that keeps `edges`, if they leave exactly one (Kahn's

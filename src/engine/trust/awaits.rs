@@ -18,7 +18,7 @@ impl Trust<'_> {
     /// there; not under porf cycles, where kept events may follow it.
     pub(super) fn wait_on_latest(
         &self,
-        g: &Graph,
+        g: &mut Graph,
         e: EventId,
         addr: u64,
         candidates: &mut Vec<Option<EventId>>,
@@ -31,7 +31,7 @@ impl Trust<'_> {
         }
         let latest = self.model.latest_write(g, addr, &|x| x != e, None);
         // (should the latest not keep the graph consistent, every state stays a source)
-        if self.would_wait(g, e, &op, latest) && self.with_source(g, e, latest).is_none() {
+        if self.would_wait(g, e, &op, latest) && !self.reads_consistently(g, e, latest, None) {
             return;
         }
         candidates.retain(|&w| w == latest || !self.would_wait(g, e, &op, w));

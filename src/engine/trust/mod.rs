@@ -699,7 +699,7 @@ impl Trust<'_> {
             match g.label(e).clone() {
                 Label::Read { addr, .. } => {
                     let mut candidates = self.sources(&g, e, addr);
-                    self.wait_on_latest(&g, e, addr, &mut candidates);
+                    self.wait_on_latest(&mut g, e, addr, &mut candidates);
                     let labelled = match self.exchange_sources(&mut g, e, &candidates) {
                         None => self.object_sources(&mut g, e, &candidates),
                         graphs => graphs,
@@ -724,7 +724,7 @@ impl Trust<'_> {
                             // the source this execution takes is the last consistent one: the
                             // program runs on with it while the others are checked (and kept)
                             _ => {
-                                let ok = self.consistent_candidates(&g, e, &candidates);
+                                let ok = self.consistent_candidates(&mut g, e, &candidates);
                                 let ok = ok.as_deref();
                                 let Some(k) = self.last_source(&mut g, e, &candidates, ok) else {
                                     self.outcome.stats.blocked += 1;

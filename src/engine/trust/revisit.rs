@@ -92,7 +92,7 @@ impl Trust<'_> {
     /// graph is made).
     pub(super) fn consistent_candidates(
         &self,
-        g: &Graph,
+        g: &mut Graph,
         e: EventId,
         candidates: &[Option<EventId>],
     ) -> Option<Vec<bool>> {
@@ -102,7 +102,7 @@ impl Trust<'_> {
         let ok = self.model.consistent_sources(g, e, candidates)?;
         if cfg!(test) {
             for (&w, &ok) in candidates.iter().zip(&ok) {
-                let each = self.with_source(g, e, w).is_some();
+                let each = self.reads_consistently(g, e, w, None);
                 assert_eq!(ok, each, "{} source {w:?} of {e:?}", self.model.name());
             }
         }
@@ -126,7 +126,7 @@ impl Trust<'_> {
 
     /// Is read `e` of `g` reading from `w` consistent? As `known` says, else checked on `g`
     /// itself, given the source for the check and its own back after.
-    fn reads_consistently(
+    pub(super) fn reads_consistently(
         &self,
         g: &mut Graph,
         e: EventId,
@@ -152,13 +152,6 @@ impl Trust<'_> {
     /// fills) and a store-conditional (atomic with its reservation).
     pub(super) fn sinks_stay_consistent(&self, g: &Graph, e: EventId) -> bool {
         !self.model.porf_cycles() && g.event(e).conditional.is_none() && g.is_last_of_thread(e)
-    }
-
-    /// `g` with read `e` reading from `w` (None: the initial value), if that is consistent.
-    pub(super) fn with_source(&self, g: &Graph, e: EventId, w: Option<EventId>) -> Option<Graph> {
-        let mut h = g.clone();
-        set_source(&mut h, e, w);
-        (self.sink_reading_latest(g, e, w) || self.model.consistent_after(&h, e)).then_some(h)
     }
 
     /// The one source update `e` may read from, where that is the latest write and keeps the
@@ -404,7 +397,7 @@ pub(super) enum Placed {
 
 /// The writes at `addr` that an update of `g` reads from (`None`: the initial value).
 fn sources_taken(g: &Graph, addr: u64) -> Vec<Option<EventId>> {
-    g.events()
+    g.events_at(addr)
         .filter_map(|u| match *g.label(u) {
             Label::Update { addr: a, rf, .. } if a == addr => Some(rf),
             _ => None,
@@ -460,22 +453,10 @@ fn maximal(
         return false;
     }
     let stamp = g.event(r).stamp;
-    let mut dropped: SmallVec<[EventId; 32]> = SmallVec::new();
-    for (t, evs) in g.threads.iter().enumerate() {
-        for (i, _) in evs
-            .iter()
-            .enumerate()
-            .filter(|(_, ev)| ev.stamp > stamp && !ev.hole)
-        {
-            let e = EventId {
-                thread: t as u32,
-                index: i as u32,
-            };
-            if !prefix.contains(e) {
-                dropped.push(e);
-            }
-        }
-    }
+    let dropped: SmallVec<[EventId; 32]> = g
+        .events()
+        .filter(|&e| g.event(e).stamp > stamp && !prefix.contains(e))
+        .collect();
     dropped
         .iter()
         .all(|&e| added_maximally(g, e, a, prefix, revisited))
@@ -596,13 +577,8 @@ pub(super) fn sources_of(g: &Graph, e: EventId, addr: u64) -> Vec<Option<EventId
     initial
         .into_iter()
         .chain(
-            g.events()
-                .filter(|&w| {
-                    w != e
-                        && !overwritten(w)
-                        && g.label(w).writes()
-                        && g.label(w).location() == Some(addr)
-                })
+            g.events_at(addr)
+                .filter(|&w| w != e && !overwritten(w) && g.label(w).writes())
                 .map(Some),
         )
         .collect()
