@@ -595,6 +595,21 @@ impl Graph {
         h
     }
 
+    /// May `e` be replayed next, where each thread's first `ran` events have: it is the next
+    /// of its thread, not a hole, and what else it depends on (its source, its creation, the
+    /// end of the thread it joins) has run.
+    pub fn runs_next(&self, e: EventId, ran: &[u32]) -> bool {
+        let done = |p: EventId| p.index < ran.get(p.thread as usize).copied().unwrap_or(0);
+        let next = ran.get(e.thread as usize).copied().unwrap_or(0);
+        let ev = self
+            .threads
+            .get(e.thread as usize)
+            .and_then(|evs| evs.get(e.index as usize));
+        e.index == next
+            && ev.is_some_and(|ev| !ev.hole)
+            && self.outside_predecessor(e).is_none_or(done)
+    }
+
     /// The next event to replay, when each thread has run its first `ran` places: the next
     /// event of a thread (not a hole) whose event of another thread (the write it reads from,
     /// the spawn, the exit it joins) has run, the earliest added first. With `future_reads`,

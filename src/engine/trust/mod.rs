@@ -358,7 +358,12 @@ impl Trust<'_> {
                 && !matches!(self.trace[i].op, Op::Cas { .. })
                 && written
         };
-        let steps = self.script_for(g, same);
+        // (in the last execution's order as far as `g` lets it: the executor repeats its steps)
+        let order = |ran: &[u32], i: usize| {
+            let e = self.trace_events.get(i).copied().flatten()?;
+            g.runs_next(e, ran).then_some(e)
+        };
+        let steps = self.steps_in_order(g, order, same);
         let shared = steps.len();
         if shared == 0 {
             return Ok(None);
@@ -500,8 +505,10 @@ impl Trust<'_> {
                 self.check_atomic_pieces(&g)?;
                 let verdict = super::end_verdict(ended, self.cfg.allow_exit_status);
                 if let (EndVerdict::Error { kind, message, .. }, Some(slot)) = (&verdict, stepped) {
-                    let others = self.next_but(&g, &before, Some(slot)).is_some();
-                    if self.cfg.keep_going && last.is_none() && others {
+                    if self.cfg.keep_going
+                        && last.is_none()
+                        && self.next_but(&g, &before, Some(slot)).is_some()
+                    {
                         // (noted now: the run with the others first may end in another)
                         self.note_error(&snap, &g, kind.clone(), message.clone());
                         // the thread's last event goes again after the others' (its branches
@@ -602,7 +609,10 @@ impl Trust<'_> {
                 }
             }
             let thread = self.slots[slot as usize];
-            before.slots.clone_from(&snap.slots);
+            if self.cfg.keep_going && last.is_none() {
+                // (read only where a step ends the process with an error: see above)
+                before.slots.clone_from(&snap.slots);
+            }
             stepped = Some(slot);
             if let Op::Assume { cond } = p.op {
                 if !cond {

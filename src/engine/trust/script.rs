@@ -74,14 +74,27 @@ impl Trust<'_> {
     pub(super) fn script_for(
         &self,
         g: &Graph,
-        mut take: impl FnMut(usize, &ScriptStep, EventId) -> bool,
+        take: impl FnMut(usize, &ScriptStep, EventId) -> bool,
     ) -> Vec<ScriptStep> {
         let cycles = self.model.porf_cycles();
+        self.steps_in_order(g, |ran, _| g.next_to_replay(ran, cycles), take)
+    }
+
+    /// The steps that replay `g`'s events in the order `next` gives (from how many events of
+    /// each thread have run, and how many steps), as far as their replies are known, up to the
+    /// first that `take` refuses. Any order that runs each event after what it depends on
+    /// ([`Graph::runs_next`]) replays the same graph.
+    pub(super) fn steps_in_order(
+        &self,
+        g: &Graph,
+        mut next: impl FnMut(&[u32], usize) -> Option<EventId>,
+        mut take: impl FnMut(usize, &ScriptStep, EventId) -> bool,
+    ) -> Vec<ScriptStep> {
         let mut ran = vec![0u32; g.threads.len()];
         let mut slots: Vec<u32> = vec![0];
         let mut last: HashMap<u64, EventId> = HashMap::default();
         let mut steps = Vec::new();
-        while let Some(e) = g.next_to_replay(&ran, cycles) {
+        while let Some(e) = next(&ran, steps.len()) {
             let Some(slot) = slots.iter().position(|&t| t == e.thread) else {
                 break;
             };
