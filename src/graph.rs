@@ -248,7 +248,8 @@ pub struct Prefix {
 }
 
 impl Prefix {
-    fn first(&self, thread: u32) -> u32 {
+    /// How many of `thread`'s first places are all in the set.
+    pub fn first(&self, thread: u32) -> u32 {
         self.firsts.get(thread as usize).copied().unwrap_or(0)
     }
 
@@ -494,30 +495,42 @@ impl Graph {
     /// The events `e` depends on through program order, reads-from and thread creation and
     /// joining: its porf-prefix, itself included.
     pub fn porf_prefix(&self, e: EventId) -> Prefix {
-        let mut length = vec![0u32; self.threads.len()];
-        let mut todo = vec![e];
-        while let Some(e) = todo.pop() {
-            let from = length[e.thread as usize];
-            if from > e.index {
-                continue;
-            }
-            length[e.thread as usize] = e.index + 1;
-            // the events newly in the prefix: what each depends on from outside its thread
-            for index in from..=e.index {
-                let here = EventId {
-                    thread: e.thread,
-                    index,
-                };
-                if !self.event(here).hole {
-                    todo.extend(self.outside_predecessor(here));
+        let threads = self.threads.len();
+        let mut length: SmallVec<[u32; 16]> = SmallVec::from_elem(0, threads);
+        // per thread, how many of its first events the prefix needs (all of them are then
+        // scanned for what they depend on in other threads, until nothing grows)
+        let mut need: SmallVec<[u32; 16]> = SmallVec::from_elem(0, threads);
+        need[e.thread as usize] = e.index + 1;
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for t in 0..threads {
+                let (from, to) = (length[t], need[t]);
+                if from >= to {
+                    continue;
+                }
+                length[t] = to;
+                grew = true;
+                for (index, ev) in (from..to).zip(&self.threads[t][from as usize..to as usize]) {
+                    if ev.hole {
+                        continue;
+                    }
+                    let here = EventId {
+                        thread: t as u32,
+                        index,
+                    };
+                    if let Some(p) = self.outside_predecessor(here) {
+                        let n = &mut need[p.thread as usize];
+                        *n = (*n).max(p.index + 1);
+                    }
                 }
             }
         }
-        let mut prefix = Prefix::default();
-        for (t, &n) in length.iter().enumerate() {
-            prefix.insert_first(t as u32, n);
+        // (a prefix of each thread)
+        Prefix {
+            firsts: length,
+            others: SmallVec::new(),
         }
-        prefix
     }
 
     /// The events `e` depends on, itself included, where `within` says which events of its

@@ -100,9 +100,9 @@ struct Scope<'a> {
     /// An update whose write is not counted (not added yet), only its read.
     read_only: Option<EventId>,
     /// How many events of each thread are in scope (a prefix of each).
-    lens: Vec<usize>,
+    lens: SmallVec<[usize; 16]>,
     /// Where each thread's clocks begin in `clocks`.
-    offsets: Vec<usize>,
+    offsets: SmallVec<[usize; 16]>,
     /// Per event in scope, `threads` counts: how many events of each thread happen before it
     /// or are it.
     clocks: Vec<u32>,
@@ -117,7 +117,7 @@ impl<'a> Scope<'a> {
         read_only: Option<EventId>,
     ) -> Option<Scope<'a>> {
         let threads = g.threads.len();
-        let lens: Vec<usize> = g
+        let lens: SmallVec<[usize; 16]> = g
             .threads
             .iter()
             .enumerate()
@@ -132,7 +132,7 @@ impl<'a> Scope<'a> {
                     .count()
             })
             .collect();
-        let mut offsets = Vec::with_capacity(threads);
+        let mut offsets = SmallVec::with_capacity(threads);
         let mut total = 0;
         for &n in &lens {
             offsets.push(total);
@@ -140,7 +140,7 @@ impl<'a> Scope<'a> {
         }
         let mut clocks = vec![0u32; total * threads];
         // how many events of each thread have their clock
-        let mut done = vec![0usize; threads];
+        let mut done: SmallVec<[usize; 16]> = SmallVec::from_elem(0, threads);
         let mut left = total;
         while left > 0 {
             let mut progressed = false;

@@ -452,11 +452,7 @@ fn maximal(
     if !added_maximally(g, r, a, prefix, revisited) {
         return false;
     }
-    let stamp = g.event(r).stamp;
-    let dropped: SmallVec<[EventId; 32]> = g
-        .events()
-        .filter(|&e| g.event(e).stamp > stamp && !prefix.contains(e))
-        .collect();
+    let dropped = dropped_by(g, g.event(r).stamp, prefix);
     dropped
         .iter()
         .all(|&e| added_maximally(g, e, a, prefix, revisited))
@@ -464,6 +460,26 @@ fn maximal(
         && dropped
             .iter()
             .all(|&e| reads_latest(model, g, e, a, prefix))
+}
+
+/// The events of `g` added after `stamp` that are not in `prefix`: what a revisit of the
+/// read added at `stamp` drops.
+fn dropped_by(g: &Graph, stamp: u32, prefix: &Prefix) -> SmallVec<[EventId; 32]> {
+    let mut dropped = SmallVec::new();
+    for (t, evs) in g.threads.iter().enumerate() {
+        let thread = t as u32;
+        let first = prefix.first(thread) as usize;
+        for (index, ev) in (first..).zip(evs.get(first..).unwrap_or_default()) {
+            let e = EventId {
+                thread,
+                index: index as u32,
+            };
+            if !ev.hole && ev.stamp > stamp && !prefix.contains(e) {
+                dropped.push(e);
+            }
+        }
+    }
+    dropped
 }
 
 /// Reads whose source was added after them (a revisit gave it): of `g`'s events.
