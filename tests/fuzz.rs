@@ -166,6 +166,7 @@ fn x86_decoder() {
             addr: 0x1000,
             bytes: code.to_vec(),
             functions: vec![(0x1000, 0x1000 + code.len() as u64)],
+            symbols: vec![(0x1000, 0x1000 + code.len() as u64)],
             one_word_returns: vec![],
         };
         for (i, site) in X86_64.decode(&section, true).sites.iter().enumerate() {

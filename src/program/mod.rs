@@ -22,6 +22,10 @@ pub struct CodeSection {
     /// instruction boundaries: from the symbol table, none in a program with C++ exception
     /// tables (a landing pad is reached by no branch).
     pub functions: Vec<(u64, u64)>,
+    /// Every function of the symbol table in it (start, end; sorted), exception tables or
+    /// not: where a function keeps its frame pointer, its frame's accesses are its thread's
+    /// own, as stack-pointer ones are.
+    pub symbols: Vec<(u64, u64)>,
     /// The functions in it (start, end) known to return at most one word
     /// ([`ONE_WORD_RETURNS`]).
     pub one_word_returns: Vec<(u64, u64)>,
@@ -202,6 +206,7 @@ impl Program {
                 addr: sh.sh_addr,
                 bytes,
                 functions: Vec::new(),
+                symbols: Vec::new(),
                 one_word_returns: Vec::new(),
             });
         }
@@ -249,15 +254,16 @@ impl Program {
             .section_headers
             .iter()
             .any(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(".gcc_except_table"));
-        if !exception_tables {
-            for c in &mut code {
-                // (a malformed file's addresses and sizes may add up past the end of memory)
-                let end = c.addr.saturating_add(c.bytes.len() as u64);
-                c.functions = functions
-                    .iter()
-                    .filter_map(|f| Some((f.addr, f.addr.checked_add(f.size)?)))
-                    .filter(|&(lo, hi)| hi > lo && lo >= c.addr && hi <= end)
-                    .collect();
+        for c in &mut code {
+            // (a malformed file's addresses and sizes may add up past the end of memory)
+            let end = c.addr.saturating_add(c.bytes.len() as u64);
+            c.symbols = functions
+                .iter()
+                .filter_map(|f| Some((f.addr, f.addr.checked_add(f.size)?)))
+                .filter(|&(lo, hi)| hi > lo && lo >= c.addr && hi <= end)
+                .collect();
+            if !exception_tables {
+                c.functions = c.symbols.clone();
             }
         }
         let has_line_info = elf

@@ -588,6 +588,7 @@ mod tests {
             addr: 0x1000,
             bytes,
             functions: bounds.windows(2).map(|b| (b[0], b[1])).collect(),
+            symbols: Vec::new(),
             one_word_returns: Vec::new(),
         };
         dependencies(&section)

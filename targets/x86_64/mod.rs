@@ -103,11 +103,103 @@ impl Spans {
 }
 
 /// Is this memory operand private to the thread? Stack-pointer-based operands are the thread's
-/// own frame; fs/gs-based ones are thread-local storage.
-fn is_thread_local(m: &UsedMemory) -> bool {
+/// own frame, and so are frame-pointer-based ones where rbp holds the frame pointer
+/// (`in_frame`); fs/gs-based ones are thread-local storage.
+fn is_thread_local(m: &UsedMemory, in_frame: bool) -> bool {
     matches!(m.segment(), Register::FS | Register::GS)
         || matches!(m.base(), Register::RSP | Register::ESP | Register::SP)
+        || (in_frame && m.base() == Register::RBP && m.segment() != Register::GS)
         || m.access() == OpAccess::NoMemAccess
+}
+
+/// The functions of `section` (from the symbol table) in which rbp holds the frame pointer
+/// from their prologue on, as `-O0` and `-fno-omit-frame-pointer` code keeps it: each begins
+/// `push rbp; mov rbp, rsp` (after an `endbr64`), nothing else in it writes rbp but a
+/// `pop rbp` or `leave` that the function's exit follows at once (`ret`, a jump out of it, or
+/// a tail call through a pointer),
+/// no other function begins inside it, and no branch from outside lands in it. Then, past the
+/// prologue, an rbp-based operand addresses the thread's own stack. `all`: the section's
+/// instructions in order.
+fn frame_pointer_functions(
+    section: &CodeSection,
+    all: &[Instruction],
+    info: &mut InstructionInfoFactory,
+) -> Vec<(u64, u64)> {
+    let writes_rbp = |i: &Instruction, info: &mut InstructionInfoFactory| {
+        info.info(i).used_registers().iter().any(|r| {
+            r.register().full_register() == Register::RBP
+                && !matches!(r.access(), OpAccess::Read | OpAccess::CondRead)
+        })
+    };
+    // (sorted, as the symbols are)
+    let starts: Vec<u64> = section.symbols.iter().map(|f| f.0).collect();
+    // direct branches by target: (target, source)
+    let mut branches: Vec<(u64, u64)> = all
+        .iter()
+        .filter(|i| relative_branch(i))
+        .map(|i| (i.near_branch_target(), i.ip()))
+        .collect();
+    branches.sort_unstable();
+    // (what lies strictly inside lo..hi of a sorted list of pairs)
+    let inside = |v: &[(u64, u64)], lo: u64, hi: u64| {
+        let from = v.partition_point(|x| x.0 <= lo);
+        let to = v.partition_point(|x| x.0 < hi);
+        from.min(to)..to
+    };
+    let mut out = Vec::new();
+    for &(lo, hi) in &section.symbols {
+        let first = all.partition_point(|i| i.ip() < lo);
+        let last = all.partition_point(|i| i.ip() < hi);
+        let body = &all[first..last];
+        let another_begins = starts[starts.partition_point(|&s| s <= lo)..]
+            .first()
+            .is_some_and(|&s| s < hi);
+        let entered = branches[inside(&branches, lo, hi)]
+            .iter()
+            .any(|&(_, from)| from < lo || from >= hi);
+        if body.first().is_none_or(|i| i.ip() != lo)
+            || body.iter().any(|i| i.is_invalid())
+            || another_begins
+            || entered
+        {
+            continue;
+        }
+        let skip = usize::from(body[0].mnemonic() == Mnemonic::Endbr64);
+        let prologue = body.get(skip..skip + 2).is_some_and(|p| {
+            p[0].mnemonic() == Mnemonic::Push
+                && p[0].op0_register() == Register::RBP
+                && p[1].mnemonic() == Mnemonic::Mov
+                && p[1].op0_register() == Register::RBP
+                && p[1].op1_register() == Register::RSP
+        });
+        if !prologue {
+            continue;
+        }
+        let leaves = |k: usize| {
+            body.get(k + 1)
+                .is_some_and(|next| match next.flow_control() {
+                    // (a tail call through a pointer: a jump table is not jumped through after the
+                    // frame is gone)
+                    FlowControl::Return | FlowControl::IndirectBranch => true,
+                    FlowControl::UnconditionalBranch if relative_branch(next) => {
+                        let to = next.near_branch_target();
+                        to < lo || to >= hi
+                    }
+                    _ => false,
+                })
+        };
+        let kept = body.iter().enumerate().skip(skip + 2).all(|(k, i)| {
+            !writes_rbp(i, info)
+                || (matches!(i.mnemonic(), Mnemonic::Pop | Mnemonic::Leave)
+                    && (i.mnemonic() == Mnemonic::Leave || i.op0_register() == Register::RBP)
+                    && leaves(k))
+        });
+        if kept {
+            // (the frame pointer holds after the prologue)
+            out.push((body[skip + 1].ip() + body[skip + 1].len() as u64, hi));
+        }
+    }
+    out
 }
 
 fn gpr_number(r: Register) -> Option<(u8, bool)> {
@@ -123,8 +215,13 @@ fn gpr_number(r: Register) -> Option<(u8, bool)> {
     None
 }
 
-/// Classify one instruction; None when it cannot touch shared memory.
-pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Site> {
+/// Classify one instruction (`in_frame`: rbp holds its function's frame pointer there); None
+/// when it cannot touch shared memory.
+pub fn classify(
+    i: &Instruction,
+    info: &mut InstructionInfoFactory,
+    in_frame: bool,
+) -> Option<Site> {
     let mut site = Site {
         offset: i.ip(),
         len: i.len() as u8,
@@ -166,7 +263,10 @@ pub fn classify(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<Si
         }
     }
     site.dead_regs = dead & !read;
-    let shared: Vec<&UsedMemory> = used.iter().filter(|m| !is_thread_local(m)).collect();
+    let shared: Vec<&UsedMemory> = used
+        .iter()
+        .filter(|m| !is_thread_local(m, in_frame))
+        .collect();
     let locked = i.has_lock_prefix() || (i.mnemonic() == Mnemonic::Xchg && !used.is_empty());
     let m = match shared.as_slice() {
         // a locked instruction on the stack is still a full fence (gcc's `lock or [rsp], 0`)
@@ -373,14 +473,18 @@ impl Decoder for X86_64 {
             decoder.decode_out(&mut instr);
             // bytes that do not decode: data, or a sweep out of step, which could hide anything
             wide_state = wide_state || instr.is_invalid() || touches_wide_state(&instr);
-            if !instr.is_invalid() {
-                if let Some(site) = classify(&instr, &mut info) {
-                    if private || site.flags & site_flags::PRIVATE == 0 {
-                        sites.push((all.len(), site));
-                    }
+            all.push(instr);
+        }
+        let frames = frame_pointer_functions(section, &all, &mut info);
+        for (k, instr) in all.iter().enumerate().filter(|(_, i)| !i.is_invalid()) {
+            let ip = instr.ip();
+            let f = frames.partition_point(|f| f.0 <= ip);
+            let in_frame = f.checked_sub(1).is_some_and(|f| ip < frames[f].1);
+            if let Some(site) = classify(instr, &mut info, in_frame) {
+                if private || site.flags & site_flags::PRIVATE == 0 {
+                    sites.push((k, site));
                 }
             }
-            all.push(instr);
         }
         mark_spin_loops(section, &all, &mut sites, &mut info);
         let spans = Spans::new(section, &all, &sites);
@@ -522,7 +626,7 @@ mod tests {
         let mut d = IcedDecoder::with_ip(64, bytes, 0x1000, DecoderOptions::NONE);
         let i = d.decode();
         assert!(!i.is_invalid(), "bytes {bytes:x?} do not decode");
-        classify(&i, &mut InstructionInfoFactory::new())
+        classify(&i, &mut InstructionInfoFactory::new(), false)
     }
 
     fn wide(bytes: &[u8]) -> bool {
@@ -566,6 +670,7 @@ mod tests {
             addr: 0x1000,
             bytes: code.to_vec(),
             functions: vec![],
+            symbols: vec![],
             one_word_returns: vec![],
         };
         assert!(!X86_64.decode(&section(&SHORT_LOAD), false).wide_state);
@@ -802,11 +907,74 @@ mod tests {
                     } else {
                         vec![]
                     },
+                    symbols: vec![],
                     one_word_returns: vec![],
                 },
                 false,
             )
             .sites
+    }
+
+    /// The offsets and flags of the sites of one function, `code` at 0x1000, found in the
+    /// symbol table (`private`: with the thread's own accesses).
+    fn function_sites(code: &[u8], private: bool) -> Vec<(u64, u8)> {
+        let section = CodeSection {
+            name: ".text".into(),
+            addr: 0x1000,
+            bytes: code.to_vec(),
+            functions: vec![],
+            symbols: vec![(0x1000, 0x1000 + code.len() as u64)],
+            one_word_returns: vec![],
+        };
+        (X86_64.decode(&section, private).sites.iter())
+            .map(|s| (s.site.offset - 0x1000, s.site.flags))
+            .collect()
+    }
+
+    #[test]
+    fn frame_pointer_operands_are_private_where_rbp_keeps_the_frame() {
+        const PROLOGUE: [u8; 4] = [0x55, 0x48, 0x89, 0xe5]; // push rbp; mov rbp, rsp
+        const STORE: [u8; 3] = [0x89, 0x45, 0xfc]; // mov [rbp-4], eax
+        let function = |parts: &[&[u8]]| parts.concat();
+        // the frame kept to `pop rbp; ret`, `leave; ret` or a tail call: the thread's own
+        for exit in [&[0x5d, 0xc3][..], &[0xc9, 0xc3], &[0x5d, 0xff, 0xe0]] {
+            let code = function(&[&PROLOGUE, &STORE, exit]);
+            assert_eq!(function_sites(&code, false), vec![], "{code:x?}");
+            assert_eq!(
+                function_sites(&code, true),
+                vec![(4, site_flags::PRIVATE)],
+                "{code:x?}"
+            );
+            // (after endbr64 too)
+            let code = function(&[&[0xf3, 0x0f, 0x1e, 0xfa], &PROLOGUE, &STORE, exit]);
+            assert_eq!(function_sites(&code, false), vec![], "{code:x?}");
+        }
+        // rbp a general register: a site (mov rbp, rdi; or no prologue; or a frame given up
+        // before the function ends)
+        for code in [
+            function(&[&PROLOGUE, &[0x48, 0x89, 0xfd], &STORE, &[0x5d, 0xc3]]),
+            function(&[&STORE, &[0xc3]]),
+            function(&[&[0x55], &STORE, &[0x5d, 0xc3]]),
+            function(&[&PROLOGUE, &[0x5d], &STORE, &[0xc3]]),
+            function(&[&PROLOGUE, &[0x5d, 0x90], &STORE, &[0xc3]]),
+        ] {
+            let sites = function_sites(&code, false);
+            assert_eq!(sites.len(), 1, "{code:x?}: {sites:?}");
+            assert_eq!(sites[0].1 & site_flags::PRIVATE, 0, "{code:x?}");
+        }
+        // a branch from outside into the function: its frame pointer is not known there
+        let mut code = function(&[&PROLOGUE, &STORE, &[0x5d, 0xc3]]);
+        code.extend([0xeb, 0xf9]); // jmp back to the store, from past the function's end
+        let section = CodeSection {
+            name: ".text".into(),
+            addr: 0x1000,
+            bytes: code.clone(),
+            functions: vec![],
+            symbols: vec![(0x1000, 0x1009)],
+            one_word_returns: vec![],
+        };
+        let sites = X86_64.decode(&section, false).sites;
+        assert_eq!(sites.len(), 1, "{sites:?}");
     }
 
     // mov edi, [rbp]; test edi, edi; mov eax, [rip+0x10]; ret (indexer's short load, a
