@@ -28,7 +28,7 @@ impl Model for Ra {
     }
 
     fn consistent(&self, g: &Graph) -> bool {
-        let Some(scope) = Scope::new(g, &|_| true, None) else {
+        let Some(scope) = Scope::whole(g) else {
             return false;
         };
         scope
@@ -43,8 +43,7 @@ impl Model for Ra {
         let Some(addr) = g.label(e).location() else {
             return self.consistent(g);
         };
-        let quick = Scope::new(g, &|_| true, None)
-            .is_some_and(|s| s.coherence_of(s.accesses(addr)).is_some());
+        let quick = Scope::whole(g).is_some_and(|s| s.coherence_of(s.accesses(addr)).is_some());
         if cfg!(test) {
             assert_eq!(
                 quick,
@@ -82,7 +81,7 @@ impl Model for Ra {
     /// One happens-before scope for all of them.
     fn latest_writes(&self, g: &Graph, addrs: &[u64]) -> Vec<Option<EventId>> {
         let mut latest = vec![None; addrs.len()];
-        if let Some(scope) = Scope::new(g, &|_| true, None) {
+        if let Some(scope) = Scope::whole(g) {
             for (addr, accesses) in scope.by_location().each() {
                 if let Ok(i) = addrs.binary_search(&addr) {
                     latest[i] = scope.latest_of(accesses);
@@ -110,13 +109,19 @@ struct Scope<'a> {
 }
 
 impl<'a> Scope<'a> {
-    /// `None` when happens-before has a cycle.
+    /// Every event of `g`: `None` when happens-before has a cycle.
+    fn whole(g: &'a Graph) -> Option<Scope<'a>> {
+        let lens = g.threads.iter().map(Vec::len).collect();
+        Scope::of(g, &|_| true, None, lens)
+    }
+
+    /// The events of `g` each thread has before its first one not `within`: `None` when
+    /// happens-before has a cycle.
     fn new(
         g: &'a Graph,
         within: &'a dyn Fn(EventId) -> bool,
         read_only: Option<EventId>,
     ) -> Option<Scope<'a>> {
-        let threads = g.threads.len();
         let lens: SmallVec<[usize; 16]> = g
             .threads
             .iter()
@@ -132,6 +137,16 @@ impl<'a> Scope<'a> {
                     .count()
             })
             .collect();
+        Scope::of(g, within, read_only, lens)
+    }
+
+    fn of(
+        g: &'a Graph,
+        within: &'a dyn Fn(EventId) -> bool,
+        read_only: Option<EventId>,
+        lens: SmallVec<[usize; 16]>,
+    ) -> Option<Scope<'a>> {
+        let threads = g.threads.len();
         let mut offsets = SmallVec::with_capacity(threads);
         let mut total = 0;
         for &n in &lens {
