@@ -318,7 +318,8 @@ impl Trust<'_> {
             g.porf_prefix(a)
         };
         reads.retain(|&r| !prefix.contains(r));
-        let revisited = revisited_reads(g);
+        // (found once the first write among what a revisit drops needs them)
+        let revisited = std::cell::OnceCell::new();
         for r in reads {
             if !maximal(self.model, g, r, a, &prefix, &revisited) {
                 continue;
@@ -438,14 +439,15 @@ fn coherence_floor(g: &Graph, w: EventId, addr: u64) -> usize {
 /// maximally? A read reads from the latest write (as the model counts it) among those added
 /// before it or in the prefix; a write is the latest of them in coherence order, where the
 /// model has one, and nothing added before it reads from it (it revisited nothing that stays).
-/// `revisited`: the reads of `g` added before the write they read from.
+/// `revisited`: the reads of `g` added before the write they read from, found when first
+/// needed.
 fn maximal(
     model: &dyn Model,
     g: &Graph,
     r: EventId,
     a: EventId,
     prefix: &Prefix,
-    revisited: &[EventId],
+    revisited: &std::cell::OnceCell<Vec<EventId>>,
 ) -> bool {
     // (the cheap checks first, of `r` first: most revisits fail one of them, most often
     // where `r` reads from a write a revisit gave it)
@@ -501,7 +503,7 @@ fn added_maximally(
     e: EventId,
     a: EventId,
     prefix: &Prefix,
-    revisited: &[EventId],
+    revisited: &std::cell::OnceCell<Vec<EventId>>,
 ) -> bool {
     // an operation with several outcomes (a signal's waiter, a nondet value) took the first
     if g.event(e).choice.is_some_and(|c| c != 0) {
@@ -527,8 +529,7 @@ fn added_maximally(
     if label.writes() {
         // (a read of `e` added before it was revisited by it; one in the prefix would put
         // `e` there too)
-        let read_before = revisited
-            .iter()
+        let read_before = (revisited.get_or_init(|| revisited_reads(g)).iter())
             .any(|&x| x != a && g.label(x).rf() == Some(Some(e)) && previous(x));
         let next = g.co_position(e).and_then(|p| {
             g.co_of(addr)[p + 1..]
