@@ -1,6 +1,6 @@
 //! The benchmark suite: `cargo bench` (see BENCHMARKS.md).
 //!
-//! Builds each program with gcc -O2 (C++ with g++, Rust with rustc -O), runs the release checker on it under each model with
+//! Builds each program with gcc -O2 (a few also -O0; C++ with g++, Rust with rustc -O), runs the release checker on it under each model with
 //! `--json`, and prints program, model, verdict, executions, blocked, wall time, executions/s,
 //! wall time per visible event, the start-up (until the program stands at main), executions
 //! per second of the exploration after it, the checker's peak RSS and that of the worker
@@ -47,6 +47,9 @@ struct Program {
     ppc64le: bool,
     /// `--engine` (the model's own engine unless a row says otherwise).
     engine: Option<&'static str>,
+    /// Built at -O0 (a C program), as programs are while they are debugged: every local in
+    /// memory, through the frame pointer.
+    unoptimised: bool,
 }
 
 fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Program {
@@ -60,6 +63,7 @@ fn program(group: &'static str, source: &'static str, defines: &[&str]) -> Progr
         models: &MODELS,
         ppc64le: false,
         engine: None,
+        unoptimised: false,
     }
 }
 
@@ -88,6 +92,10 @@ impl Program {
         self.engine = Some(engine);
         self
     }
+    fn unoptimised(mut self) -> Program {
+        self.unoptimised = true;
+        self
+    }
     fn name(&self) -> String {
         let stem = Path::new(self.source)
             .file_stem()
@@ -110,6 +118,10 @@ impl Program {
         let jobs = match self.engine {
             Some(e) => format!("{jobs} {e}"),
             None => jobs,
+        };
+        let jobs = match self.unoptimised {
+            true => format!("{jobs} -O0"),
+            false => jobs,
         };
         if defs.is_empty() {
             format!("{stem}{jobs}")
@@ -216,6 +228,18 @@ fn suite() -> Vec<Program> {
                 .full_only(n > 6),
         );
     }
+    // built -O0: locals through the frame pointer, which are the thread's own stack
+    v.push(
+        program("ra", "benches/programs/sigma.c", &["-DN=6"])
+            .models(&["ra"])
+            .expect([OK])
+            .unoptimised(),
+    );
+    v.push(
+        program("scaling", "benches/programs/writers.c", &["-DN=4"])
+            .expect([OK, OK, OK])
+            .unoptimised(),
+    );
     // the graph engine's workers: each visits the top, and claims graphs below it
     v.push(
         program("parallel", "benches/programs/sigma.c", &["-DN=8"])
@@ -470,13 +494,15 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Build with gcc -O2 (C), g++ -O2 -std=c++20 (C++) or rustc -O (Rust).
+/// Build with gcc -O2 (C; -O0 where the row says), g++ -O2 -std=c++20 (C++) or rustc -O
+/// (Rust).
 fn build(p: &Program, dir: &Path) -> Result<PathBuf, String> {
     let out = dir.join(p.name().replace(['[', ']', ',', '=', ' '], "_"));
     let (compiler, flags): (&str, &[&str]) = match Path::new(p.source).extension() {
         Some(e) if e == "cpp" => ("g++", &["-O2", "-g", "-pthread", "-std=c++20"]),
         Some(e) if e == "rs" => ("rustc", &["-O", "-g", "--edition", "2021"]),
         _ if p.ppc64le => ("powerpc64le-linux-gnu-gcc", &["-O2", "-g", "-pthread"]),
+        _ if p.unoptimised => ("gcc", &["-O0", "-g", "-pthread"]),
         _ => ("gcc", &["-O2", "-g", "-pthread"]),
     };
     let st = Command::new(compiler)
