@@ -629,7 +629,6 @@ impl Graph {
     /// when there is none, a read whose write has not run (a cycle of program order and
     /// reads-from: it is given the bytes the write wrote).
     pub fn next_to_replay(&self, ran: &[u32], future_reads: bool) -> Option<EventId> {
-        let done = |p: EventId| p.index < ran.get(p.thread as usize).copied().unwrap_or(0);
         let next = |t: usize| {
             let index = ran.get(t).copied().unwrap_or(0);
             let ev = self.threads[t].get(index as usize)?;
@@ -642,7 +641,7 @@ impl Graph {
             ))
         };
         let candidates = || (0..self.threads.len()).filter_map(next);
-        let ready = |&(_, e): &(u32, EventId)| self.outside_predecessor(e).is_none_or(done);
+        let ready = |&(_, e): &(u32, EventId)| self.runs_next(e, ran);
         // (the earliest added is most often ready, as events are added after what they depend
         // on, but for reads a revisit gave a later write)
         candidates()
@@ -651,13 +650,7 @@ impl Graph {
             .or_else(|| candidates().filter(ready).min())
             .or_else(|| {
                 future_reads
-                    .then(|| {
-                        candidates()
-                            .filter(|&(_, e)| {
-                                matches!(self.label(e), Label::Read { .. } | Label::Update { .. })
-                            })
-                            .min()
-                    })
+                    .then(|| candidates().filter(|&(_, e)| self.label(e).reads()).min())
                     .flatten()
             })
             .map(|(_, e)| e)

@@ -42,10 +42,7 @@ impl Trust<'_> {
         let (Some((addr, size)), Some(rf)) = (g.label(r).access(), g.label(r).rf()) else {
             return false;
         };
-        let writes: Vec<EventId> = g
-            .events()
-            .filter(|&w| g.label(w).writes() && g.label(w).location() == Some(addr))
-            .collect();
+        let writes: Vec<EventId> = g.events_at(addr).filter(|&w| g.label(w).writes()).collect();
         // an object's operation waits for a state it can go on from (a lock for a free mutex)
         let op = g.event(r).op;
         std::iter::once(None)

@@ -400,7 +400,7 @@ pub(super) enum Placed {
 fn sources_taken(g: &Graph, addr: u64) -> Vec<Option<EventId>> {
     g.events_at(addr)
         .filter_map(|u| match *g.label(u) {
-            Label::Update { addr: a, rf, .. } if a == addr => Some(rf),
+            Label::Update { rf, .. } => Some(rf),
             _ => None,
         })
         .collect()
