@@ -54,6 +54,26 @@ impl Model for Ra {
         quick
     }
 
+    /// One happens-before scope for all of them: `e` has no successor, so its clock alone
+    /// depends on its source, and coherence at its location alone changes.
+    fn consistent_sources(
+        &self,
+        g: &Graph,
+        e: EventId,
+        sources: &[Option<EventId>],
+    ) -> Option<Vec<bool>> {
+        let addr = g.label(e).location()?;
+        if !matches!(g.label(e), Label::Read { .. }) {
+            return None;
+        }
+        let mut scope = Scope::whole(g)?;
+        let ok = sources.iter().map(|&w| {
+            scope.reread(e, w);
+            scope.coherence_of(scope.accesses(addr)).is_some()
+        });
+        Some(ok.collect())
+    }
+
     fn enumerates_coherence(&self) -> bool {
         false
     }
@@ -98,6 +118,8 @@ struct Scope<'a> {
     within: &'a dyn Fn(EventId) -> bool,
     /// An update whose write is not counted (not added yet), only its read.
     read_only: Option<EventId>,
+    /// A read taken as reading from another source than its label's ([`Scope::reread`]).
+    reread: Option<(EventId, Option<EventId>)>,
     /// How many events of each thread are in scope (a prefix of each).
     lens: SmallVec<[usize; 16]>,
     /// Where each thread's clocks begin in `clocks`.
@@ -199,11 +221,32 @@ impl<'a> Scope<'a> {
             g,
             within,
             read_only,
+            reread: None,
             lens,
             offsets,
             clocks,
             threads,
         })
+    }
+
+    /// Takes read `e`, which no event in scope follows, as reading from `w`: only its own
+    /// clock changes.
+    fn reread(&mut self, e: EventId, w: Option<EventId>) {
+        let threads = self.threads;
+        let at = (self.offsets[e.thread as usize] + e.index as usize) * threads;
+        if e.index > 0 {
+            self.clocks.copy_within(at - threads..at, at);
+        } else {
+            self.clocks[at..at + threads].fill(0);
+        }
+        if let Some(w) = w.filter(|&w| self.in_scope(w)) {
+            let from = (self.offsets[w.thread as usize] + w.index as usize) * threads;
+            for k in 0..threads {
+                self.clocks[at + k] = self.clocks[at + k].max(self.clocks[from + k]);
+            }
+        }
+        self.clocks[at + e.thread as usize] = e.index + 1;
+        self.reread = Some((e, w));
     }
 
     fn in_scope(&self, e: EventId) -> bool {
@@ -263,7 +306,11 @@ impl<'a> Scope<'a> {
             if label.writes() && Some(e) != self.read_only {
                 writes.push(e);
             }
-            if let Some(rf) = label.rf() {
+            let rf = match self.reread {
+                Some((r, w)) if r == e => Some(w),
+                _ => label.rf(),
+            };
+            if let Some(rf) = rf {
                 if rf.is_none_or(|w| self.in_scope(w) && (self.within)(w)) {
                     reads.push((e, rf));
                 }
