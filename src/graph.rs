@@ -9,6 +9,7 @@
 
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::event::{CasOperands, Op, StoreBytes};
 
@@ -312,7 +313,9 @@ impl Prefix {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Graph {
-    pub threads: Vec<Vec<GraphEvent>>,
+    /// Per thread, its events in program order; shared between copies of the graph until
+    /// one changes them (graphs are copied at every branch, and a branch changes one thread).
+    pub threads: Vec<Arc<Vec<GraphEvent>>>,
     /// Per thread, the spawn that created it (`None` for the first thread).
     pub parents: Vec<Option<EventId>>,
     /// Per location, its writes in coherence order (after the initial value). A write not yet
@@ -338,16 +341,21 @@ impl Graph {
     }
 
     pub fn label_mut(&mut self, e: EventId) -> &mut Label {
-        &mut self.threads[e.thread as usize][e.index as usize].label
+        &mut self.event_mut(e).label
     }
 
     pub fn event_mut(&mut self, e: EventId) -> &mut GraphEvent {
-        &mut self.threads[e.thread as usize][e.index as usize]
+        &mut self.events_mut(e.thread)[e.index as usize]
+    }
+
+    /// `thread`'s events, to change: copied first where another graph shares them.
+    pub fn events_mut(&mut self, thread: u32) -> &mut Vec<GraphEvent> {
+        Arc::make_mut(&mut self.threads[thread as usize])
     }
 
     /// How many events (holes are none).
     pub fn len(&self) -> usize {
-        self.threads.iter().flatten().filter(|ev| !ev.hole).count()
+        self.threads.iter().flat_map(|evs| evs.iter()).filter(|ev| !ev.hole).count()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -387,7 +395,7 @@ impl Graph {
 
     /// Does the graph have holes (places a revisit emptied before kept events)?
     pub fn has_holes(&self) -> bool {
-        self.threads.iter().flatten().any(|ev| ev.hole)
+        self.threads.iter().flat_map(|evs| evs.iter()).any(|ev| ev.hole)
     }
 
     /// The thread `spawn` creates: the one it created before the graph was cut down, or a new
@@ -400,7 +408,7 @@ impl Graph {
         {
             return t as u32;
         }
-        self.threads.push(Vec::new());
+        self.threads.push(Arc::default());
         self.parents.push(parent);
         (self.threads.len() - 1) as u32
     }
@@ -432,7 +440,7 @@ impl Graph {
             locked: false,
             cas: None,
         };
-        let evs = &mut self.threads[e.thread as usize];
+        let evs = self.events_mut(e.thread);
         match evs.get_mut(e.index as usize) {
             Some(hole) => {
                 debug_assert!(hole.hole);
@@ -447,7 +455,7 @@ impl Graph {
     /// Takes event `e` out again: its place becomes a hole, or its thread ends before it.
     pub fn remove(&mut self, e: EventId) {
         self.unplace(e);
-        let evs = &mut self.threads[e.thread as usize];
+        let evs = self.events_mut(e.thread);
         evs[e.index as usize].hole = true;
         trim_holes(evs);
     }
@@ -578,7 +586,13 @@ impl Graph {
     pub fn restricted(&self, keep: &Prefix) -> Graph {
         let mut h = Graph {
             threads: (self.threads.iter().enumerate())
-                .map(|(t, evs)| evs[..keep.extent(t).min(evs.len())].to_vec())
+                .map(|(t, evs)| {
+                    if keep.first(t as u32) as usize >= evs.len() {
+                        Arc::clone(evs) // kept whole
+                    } else {
+                        Arc::new(evs[..keep.extent(t).min(evs.len())].to_vec())
+                    }
+                })
                 .collect(),
             parents: self.parents.clone(),
             co: self.co.clone(),
@@ -588,6 +602,10 @@ impl Graph {
             owned: self.owned,
         };
         for (t, evs) in h.threads.iter_mut().enumerate() {
+            if keep.first(t as u32) as usize >= evs.len() {
+                continue;
+            }
+            let evs = Arc::make_mut(evs);
             trim_holes(evs);
             for (i, ev) in evs.iter_mut().enumerate() {
                 let e = EventId {

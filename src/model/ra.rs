@@ -133,7 +133,7 @@ struct Scope<'a> {
 impl<'a> Scope<'a> {
     /// Every event of `g`: `None` when happens-before has a cycle.
     fn whole(g: &'a Graph) -> Option<Scope<'a>> {
-        let lens = g.threads.iter().map(Vec::len).collect();
+        let lens = g.threads.iter().map(|evs| evs.len()).collect();
         Scope::of(g, &|_| true, None, lens)
     }
 
