@@ -355,7 +355,11 @@ impl Graph {
 
     /// How many events (holes are none).
     pub fn len(&self) -> usize {
-        self.threads.iter().flat_map(|evs| evs.iter()).filter(|ev| !ev.hole).count()
+        self.threads
+            .iter()
+            .flat_map(|evs| evs.iter())
+            .filter(|ev| !ev.hole)
+            .count()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -395,7 +399,10 @@ impl Graph {
 
     /// Does the graph have holes (places a revisit emptied before kept events)?
     pub fn has_holes(&self) -> bool {
-        self.threads.iter().flat_map(|evs| evs.iter()).any(|ev| ev.hole)
+        self.threads
+            .iter()
+            .flat_map(|evs| evs.iter())
+            .any(|ev| ev.hole)
     }
 
     /// The thread `spawn` creates: the one it created before the graph was cut down, or a new

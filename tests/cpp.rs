@@ -6,6 +6,7 @@
 mod common;
 
 use common::{check, compile, source, Scratch};
+use smc_run::program::Program;
 
 const OK: &str = "ok";
 const ERROR: &str = "error";
@@ -50,6 +51,12 @@ const CASES: &[(&str, [Expect; 3])] = &[
         "cpp_shared_ptr.cpp",
         [(OK, 16, ""), (OK, 16, ""), (OK, 16, "")],
     ),
+    // an exception thrown and caught in each thread: its handler is a landing pad, which no
+    // patch may cover
+    (
+        "cpp_exceptions.cpp",
+        [(OK, 10, ""), (OK, 10, ""), (OK, 10, "")],
+    ),
 ];
 
 #[test]
@@ -78,6 +85,60 @@ fn cpp_programs_have_exact_verdicts_per_model() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Two threads that both see the flag clear both throw: a handler's count that expects one
+/// catch fails under every model, the exceptions caught in instrumented code.
+#[test]
+fn exceptions_caught_in_every_thread_are_explored() {
+    let scratch = Scratch::new("cpp-exceptions");
+    for cxx in ["g++", "clang++"] {
+        let flags = ["-std=c++20", "-O2", "-DONE_CATCH"];
+        let bin = compile(&scratch, &source("cpp_exceptions.cpp"), cxx, &flags);
+        for model in ["sc", "tso", "pso", "ra"] {
+            let r = check(&bin, model, &[]);
+            assert_eq!(
+                r.error_kind(),
+                Some("assertion"),
+                "{cxx} {model}: {}{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}
+
+/// The landing pads read from the exception tables of g++ and clang++ builds are where an
+/// instruction of a function of the symbol table begins, and the function that catches has
+/// one.
+#[test]
+fn exception_tables_give_landing_pads_at_instructions() {
+    use iced_x86::{Decoder, DecoderOptions};
+    let scratch = Scratch::new("cpp-landing-pads");
+    for cxx in ["g++", "clang++"] {
+        let bin = compile(&scratch, &source("cpp_exceptions.cpp"), cxx, &["-O2"]);
+        let program = Program::parse(&bin, &std::fs::read(&bin).unwrap()).unwrap();
+        // (with its cold part, where g++ puts the handler)
+        let work = program.functions_prefixed("_ZL4worki");
+        assert!(!work.is_empty(), "{cxx}: no symbol for work()");
+        let mut in_work = 0;
+        for section in &program.code {
+            assert!(!section.functions.is_empty(), "{cxx}: tables not read");
+            for &pad in &section.landing_pads {
+                let f = section.symbols.partition_point(|f| f.0 <= pad);
+                let (lo, hi) = section.symbols[f - 1];
+                assert!(pad < hi, "{cxx}: pad {pad:#x} outside its function");
+                let from = (lo - section.addr) as usize;
+                let to = (hi - section.addr) as usize;
+                let mut decoder =
+                    Decoder::with_ip(64, &section.bytes[from..to], lo, DecoderOptions::NONE);
+                let starts = decoder.iter().any(|i| i.ip() == pad);
+                assert!(starts, "{cxx}: pad {pad:#x} inside an instruction");
+                in_work += usize::from(work.iter().any(|&(lo, hi)| pad >= lo && pad < hi));
+            }
+        }
+        assert!(in_work > 0, "{cxx}: work() catches, yet has no landing pad");
+    }
 }
 
 /// An exception nothing catches ends the program through std::terminate: a crash whose message

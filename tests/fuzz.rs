@@ -165,6 +165,7 @@ fn x86_decoder() {
             name: ".text".into(),
             addr: 0x1000,
             bytes: code.to_vec(),
+            landing_pads: vec![],
             functions: vec![(0x1000, 0x1000 + code.len() as u64)],
             symbols: vec![(0x1000, 0x1000 + code.len() as u64)],
             one_word_returns: vec![],

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use goblin::elf::{header, program_header, section_header, sym, Elf};
 
+mod landing_pads;
+
 /// A function or data symbol, at its file virtual address.
 #[derive(Clone, Debug)]
 pub struct Symbol {
@@ -19,9 +21,12 @@ pub struct CodeSection {
     pub addr: u64,
     pub bytes: Vec<u8>,
     /// The functions in it (start, end; sorted) whose code the decoder may patch across
-    /// instruction boundaries: from the symbol table, none in a program with C++ exception
-    /// tables (a landing pad is reached by no branch).
+    /// instruction boundaries: from the symbol table, none in a program whose exception
+    /// tables could not be read (a landing pad is reached by no branch).
     pub functions: Vec<(u64, u64)>,
+    /// Where the unwinder enters its functions (sorted): the landing pads of the program's
+    /// exception tables.
+    pub landing_pads: Vec<u64>,
     /// Every function of the symbol table in it (start, end; sorted), exception tables or
     /// not: where a function keeps its frame pointer, its frame's accesses are its thread's
     /// own, as stack-pointer ones are.
@@ -206,6 +211,7 @@ impl Program {
                 addr: sh.sh_addr,
                 bytes,
                 functions: Vec::new(),
+                landing_pads: Vec::new(),
                 symbols: Vec::new(),
                 one_word_returns: Vec::new(),
             });
@@ -250,10 +256,7 @@ impl Program {
                 .filter(|&(lo, _)| lo >= c.addr && lo - c.addr < c.bytes.len() as u64)
                 .collect();
         }
-        let exception_tables = elf
-            .section_headers
-            .iter()
-            .any(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(".gcc_except_table"));
+        let landing_pads = landing_pads::landing_pads(&elf, data);
         for c in &mut code {
             // (a malformed file's addresses and sizes may add up past the end of memory)
             let end = c.addr.saturating_add(c.bytes.len() as u64);
@@ -262,8 +265,13 @@ impl Program {
                 .filter_map(|f| Some((f.addr, f.addr.checked_add(f.size)?)))
                 .filter(|&(lo, hi)| hi > lo && lo >= c.addr && hi <= end)
                 .collect();
-            if !exception_tables {
+            if let Some(pads) = &landing_pads {
                 c.functions = c.symbols.clone();
+                c.landing_pads = pads
+                    .iter()
+                    .copied()
+                    .filter(|&a| a >= c.addr && a < end)
+                    .collect();
             }
         }
         let has_line_info = elf

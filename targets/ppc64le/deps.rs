@@ -300,6 +300,7 @@ pub fn dependencies(section: &CodeSection) -> BTreeMap<u64, Dependencies> {
             let to = function_of(target)?;
             (function_of(at(i)) != Some(to) && section.functions[to].0 != target).then_some(target)
         })
+        .chain(section.landing_pads.iter().copied())
         .collect();
     entries.sort_unstable();
     let mut out = BTreeMap::new();
@@ -587,6 +588,7 @@ mod tests {
             name: ".text".into(),
             addr: 0x1000,
             bytes,
+            landing_pads: vec![],
             functions: bounds.windows(2).map(|b| (b[0], b[1])).collect(),
             symbols: Vec::new(),
             one_word_returns: Vec::new(),

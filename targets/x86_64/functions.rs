@@ -14,9 +14,10 @@ use crate::site::Site;
 /// Patches over more than one instruction. A site shorter than a jump would be a trap (a signal
 /// per event, ~4.5 µs); its patch may also cover the instructions after it, which its copy
 /// then runs, when nothing can jump into the bytes it covers: they are in a function of the
-/// symbol table (none in a program with C++ exception tables) that has no indirect jump (a
-/// switch's table may point anywhere in it), no direct branch of the section lands on them,
-/// and they are neither branches nor sites themselves.
+/// symbol table (none in a program whose exception tables could not be read) that has no
+/// indirect jump (a switch's table may point anywhere in it), no direct branch of the section
+/// and no landing pad of its exception tables lands on them, and they are neither branches
+/// nor sites themselves.
 pub(super) struct Spans {
     /// Instruction index of each site -> the length its patch covers.
     len: std::collections::HashMap<usize, usize>,
@@ -37,6 +38,7 @@ impl Spans {
             .iter()
             .filter(|i| relative_branch(i))
             .map(|i| i.near_branch_target())
+            .chain(section.landing_pads.iter().copied())
             .collect();
         let indirect: Vec<u64> = all
             .iter()
@@ -187,6 +189,7 @@ mod tests {
             name: ".text".into(),
             addr: 0x1000,
             bytes: code.to_vec(),
+            landing_pads: vec![],
             functions: vec![],
             symbols: vec![(0x1000, 0x1000 + code.len() as u64)],
             one_word_returns: vec![],
@@ -234,6 +237,7 @@ mod tests {
             name: ".text".into(),
             addr: 0x1000,
             bytes: code.clone(),
+            landing_pads: vec![],
             functions: vec![],
             symbols: vec![(0x1000, 0x1009)],
             one_word_returns: vec![],

@@ -512,6 +512,7 @@ mod tests {
             name: ".text".into(),
             addr: 0x1000,
             bytes: code.to_vec(),
+            landing_pads: vec![],
             functions: vec![],
             symbols: vec![],
             one_word_returns: vec![],
@@ -738,6 +739,11 @@ mod tests {
 
     /// The sites of `code` at 0x1000, in one function covering it all (or none).
     fn sites_of(code: &[u8], in_function: bool) -> Vec<DecodedSite> {
+        sites_with_pads(code, in_function, &[])
+    }
+
+    /// [`sites_of`], the exception tables giving `landing_pads`.
+    fn sites_with_pads(code: &[u8], in_function: bool, landing_pads: &[u64]) -> Vec<DecodedSite> {
         let end = 0x1000 + code.len() as u64;
         X86_64
             .decode(
@@ -745,6 +751,7 @@ mod tests {
                     name: ".text".into(),
                     addr: 0x1000,
                     bytes: code.to_vec(),
+                    landing_pads: landing_pads.to_vec(),
                     functions: if in_function {
                         vec![(0x1000, end)]
                     } else {
@@ -794,6 +801,9 @@ mod tests {
         code.truncate(12);
         code.extend_from_slice(&[0x75, 0xf5]); // jne -11: 0x100e - 11 = 0x1003
         assert_eq!(sites_of(&code, true)[0].site.len, 3);
+        // the unwinder lands on the test (a landing pad of the exception tables)
+        assert_eq!(sites_with_pads(&SHORT_LOAD, true, &[0x1003])[0].site.len, 3);
+        assert_eq!(sites_with_pads(&SHORT_LOAD, true, &[0x1005])[0].site.len, 5);
         // an indirect jump in the function (a switch's table may point anywhere)
         let mut code = SHORT_LOAD.to_vec();
         code.truncate(12);

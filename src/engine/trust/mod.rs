@@ -696,8 +696,7 @@ impl Trust<'_> {
             if self.model.uses_dependencies() && g.label(e).access().is_some() {
                 let deps = self.exec.dependencies(p.pc).unwrap_or_default();
                 let deps = dependencies_of(&g, e, &deps);
-                g.event_mut(e).deps =
-                    (!deps.is_empty()).then(|| Box::new(deps));
+                g.event_mut(e).deps = (!deps.is_empty()).then(|| Box::new(deps));
             }
             added = Some((e, self.todo.len()));
             if let Some(c) = conditional {
