@@ -11,13 +11,19 @@ use super::{relative_branch, HOOK_LEN};
 use crate::program::CodeSection;
 use crate::site::Site;
 
+/// A jump whose copy elsewhere reaches the same target: `jmp` or `jcc` with an 8- or 32-bit
+/// displacement (not `loop` or `jrcxz`, which have no 32-bit form).
+pub(super) fn relocatable_jump(i: &Instruction) -> bool {
+    relative_branch(i) && (i.is_jcc_short_or_near() || i.is_jmp_short_or_near())
+}
+
 /// Patches over more than one instruction. A site shorter than a jump would be a trap (a signal
 /// per event, ~4.5 µs); its patch may also cover the instructions after it, which its copy
 /// then runs, when nothing can jump into the bytes it covers: they are in a function of the
 /// symbol table (none in a program whose exception tables could not be read) that has no
 /// indirect jump (a switch's table may point anywhere in it), no direct branch of the section
-/// and no landing pad of its exception tables lands on them, and they are neither branches
-/// nor sites themselves.
+/// and no landing pad of its exception tables lands on them, and they are not sites
+/// themselves, nor branches but for a direct jump (conditional or not) that ends the patch.
 pub(super) struct Spans {
     /// Instruction index of each site -> the length its patch covers.
     len: std::collections::HashMap<usize, usize>,
@@ -59,7 +65,6 @@ impl Spans {
             let mut span = all[k].len();
             for (j, next) in all.iter().enumerate().skip(k + 1) {
                 let ok = !next.is_invalid()
-                    && next.flow_control() == FlowControl::Next
                     && next
                         .ip()
                         .checked_add(next.len() as u64)
@@ -69,7 +74,15 @@ impl Spans {
                 if span >= HOOK_LEN || !ok {
                     break;
                 }
-                span += next.len();
+                if next.flow_control() == FlowControl::Next {
+                    span += next.len();
+                } else {
+                    // a direct jump ends the span: its copy jumps to the same target
+                    if relocatable_jump(next) {
+                        span += next.len();
+                    }
+                    break;
+                }
             }
             if span >= HOOK_LEN {
                 len.insert(k, span);

@@ -6,14 +6,15 @@ pub mod litmus;
 mod spin;
 
 use iced_x86::{
-    CodeSize, Decoder as IcedDecoder, DecoderOptions, FlowControl, Formatter, Instruction,
-    InstructionInfoFactory, IntelFormatter, Mnemonic, OpAccess, OpKind, Register, UsedMemory,
+    CodeSize, ConditionCode, Decoder as IcedDecoder, DecoderOptions, FlowControl, Formatter,
+    Instruction, InstructionInfoFactory, IntelFormatter, Mnemonic, OpAccess, OpKind, Register,
+    UsedMemory,
 };
 
 use crate::decode::{DecodedSection, DecodedSite, Decoder};
 use crate::program::CodeSection;
 use crate::site::{site_flags, site_kind, Site, REG_NONE, REG_RIP};
-use functions::{frame_pointer_functions, Spans};
+use functions::{frame_pointer_functions, relocatable_jump, Spans};
 
 pub struct X86_64;
 
@@ -420,7 +421,19 @@ impl Decoder for X86_64 {
                 return Err(fail("not an instruction"));
             }
             if relative_branch(&instr) {
-                return Err(fail("a relative branch"));
+                // a jump ending a span: the copy's jumps to the same target (a 32-bit
+                // displacement, whatever the original's)
+                if !relocatable_jump(&instr) || from + len != site.bytes.len() || from == 0 {
+                    return Err(fail("a relative branch"));
+                }
+                match instr.condition_code() {
+                    ConditionCode::None => code.push(0xe9),
+                    cc => code.extend([0x0f, 0x80 + cc as u8 - 1]),
+                }
+                let end = at + (code.len() + 4) as u64;
+                let disp = rel32(instr.near_branch_target(), end)?;
+                code.extend_from_slice(&disp.to_le_bytes());
+                break;
             }
             if from == 0 && site.site.kind == site_kind::STRING {
                 // the runtime has carried it out: nops of its length in the copy
@@ -438,9 +451,11 @@ impl Decoder for X86_64 {
                 code[o..o + 4].copy_from_slice(&disp.to_le_bytes());
             }
         }
-        let len = code.len();
         code.push(0xe9); // jmp rel32
-        let back = rel32(ip.wrapping_add(len as u64), at + code.len() as u64 + 4)?;
+        let back = rel32(
+            ip.wrapping_add(site.bytes.len() as u64),
+            at + code.len() as u64 + 4,
+        )?;
         code.extend_from_slice(&back.to_le_bytes());
         if code.len() > self.copy_stride() {
             return Err(fail("does not fit its slot"));
@@ -793,6 +808,47 @@ mod tests {
     }
 
     #[test]
+    fn a_short_site_is_patched_with_the_jump_after_it() {
+        // cmp byte [rsi+rdi], 0; je +0x10 / jne -6 (a loop back to the compare) / jmp +0x20:
+        // each copy compares, then jumps where the original would, on the same condition
+        for (jump, target, cc) in [
+            (&[0x74, 0x10][..], 0x1016, ConditionCode::e),
+            (&[0x75, 0xfa], 0x1000, ConditionCode::ne),
+            (&[0x0f, 0x8c, 0x10, 0, 0, 0], 0x101a, ConditionCode::l),
+            (&[0xeb, 0x20], 0x1026, ConditionCode::None),
+        ] {
+            let code = [&[0x80, 0x3c, 0x3e, 0x00][..], jump, &[0xc3]].concat();
+            let sites = sites_of(&code, true);
+            assert_eq!(sites[0].site.len as usize, 4 + jump.len(), "{code:x?}");
+            let copy = X86_64
+                .relocate(&sites[0], 0x5000_0000, 0x5100_0000)
+                .unwrap();
+            let mut d = IcedDecoder::with_ip(64, &copy, 0x5100_0000, DecoderOptions::NONE);
+            assert_eq!(d.decode().mnemonic(), Mnemonic::Cmp);
+            let j = d.decode();
+            assert_eq!(j.condition_code(), cc, "{code:x?}");
+            assert_eq!(j.near_branch_target(), 0x5000_0000 + target, "{code:x?}");
+            // not taken: on after the original jump
+            if cc != ConditionCode::None {
+                let back = d.decode();
+                assert_eq!(back.mnemonic(), Mnemonic::Jmp);
+                assert_eq!(
+                    back.near_branch_target(),
+                    0x5000_1000 + 4 + jump.len() as u64
+                );
+            }
+        }
+        // a `loop` (no 32-bit form), a call, or a jump that is the site's patch's first
+        // instruction past what a jump needs: no span
+        for (after, len) in [(&[0xe2, 0x10][..], 4), (&[0xe8, 0, 0, 0, 0], 4)] {
+            let code = [&[0x80, 0x3c, 0x3e, 0x00][..], after, &[0xc3]].concat();
+            assert_eq!(sites_of(&code, true)[0].site.len, len, "{code:x?}");
+        }
+        let code = [0x8b, 0x3b, 0x90, 0x90, 0x90, 0x74, 0x10, 0xc3]; // mov edi, [rbx]; nops; je
+        assert_eq!(sites_of(&code, true)[0].site.len, 5);
+    }
+
+    #[test]
     fn a_short_site_stays_alone_where_something_may_jump_inside_its_patch() {
         // outside any known function (a stripped program)
         assert_eq!(sites_of(&SHORT_LOAD, false)[0].site.len, 3);
@@ -809,9 +865,7 @@ mod tests {
         code.truncate(12);
         code.extend_from_slice(&[0xff, 0xe0]); // jmp rax
         assert_eq!(sites_of(&code, true)[0].site.len, 3);
-        // the instruction after it is a branch, or a site itself
-        let jcc = [0x8b, 0x7d, 0x00, 0x74, 0x00, 0xc3];
-        assert_eq!(sites_of(&jcc, true)[0].site.len, 3);
+        // the instruction after it is a site itself
         let two = [0x8b, 0x7d, 0x00, 0x8b, 0x3b, 0x90, 0x90, 0x90, 0xc3]; // mov edi, [rbx] next
         let sites = sites_of(&two, true);
         assert_eq!((sites[0].site.len, sites[1].site.len), (3, 5));
