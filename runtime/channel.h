@@ -132,7 +132,7 @@ struct smc_site {
     uint8_t scale;
     uint8_t addr32;    /* 1 when the address size is 32 bits */
     uint8_t orig;      /* first byte of the instruction, checked before patching */
-    uint8_t flags;     /* SMC_SITE_PRIVATE, SMC_SITE_FS, SMC_SITE_RESERVE */
+    uint8_t flags;     /* SMC_SITE_PRIVATE, SMC_SITE_FS, SMC_SITE_RESERVE, SMC_SITE_CHAINED */
     uint16_t dead_regs; /* registers the instruction overwrites without reading (bit n = reg n) */
     uint8_t string_op;  /* enum smc_string_op of a string site */
     uint8_t rep;        /* enum smc_rep of a string site */
@@ -147,6 +147,7 @@ struct smc_site {
 #define SMC_SITE_PRIVATE 1u
 #define SMC_SITE_FS 2u
 #define SMC_SITE_RESERVE 4u /* POWER: a load-reserve (LOAD) or a store-conditional (CAS) */
+#define SMC_SITE_CHAINED 8u /* its jump covers the next site's start; its copy goes on to that site's stub */
 
 /* A range of addresses [lo, hi). One with this bit set in both ends is relative to the slot
  * stack area, whose address may differ between runs of the program (it is mapped after the

@@ -94,6 +94,8 @@ extern const struct smc_site *g_sites;
 extern uint32_t g_nsites;
 extern uint64_t g_bias;
 extern uint8_t *g_tramp;
+/* The site whose stub begins at `pc` (a trap there: a chained site's copy went on to it), if any. */
+const struct smc_site *site_of_stub(uint64_t pc);
 void install_handlers(void);
 extern int g_active;
 extern volatile int g_exiting; /* the execution has ended: run everything natively */

@@ -57,9 +57,20 @@ static uint64_t stub_addr(uint32_t i) {
 }
 
 /* Write every stub; false when jump hooks cannot be used here (int3 serves every site). */
+const struct smc_site *site_of_stub(uint64_t pc) {
+    uint64_t first = stub_addr(0);
+    if (!g_tramp || pc < first || (pc - first) % SMC_HOOK_STUB_LEN) return NULL;
+    uint64_t i = (pc - first) / SMC_HOOK_STUB_LEN;
+    return i < g_nsites ? &g_sites[i] : NULL;
+}
+
 static int write_stubs(void) {
     if (ch->flags & SMC_FLAG_SSE_ONLY) smc_hook_sse_only = getenv("SMC_HOOK_SCRAMBLE") ? 3 : 1;
-    if (getenv("SMC_NO_JUMP_HOOKS") || !smc_hooks_init()) return 0;
+    if (getenv("SMC_NO_JUMP_HOOKS") || !smc_hooks_init()) {
+        /* a chained site's copy goes on to the next site's stub: a trap there (on_trap) */
+        for (uint32_t i = 0; i < g_nsites; i++) smc_write_trap((uint8_t *)(uintptr_t)stub_addr(i));
+        return 0;
+    }
     uint64_t entry_ptr = (uint64_t)(uintptr_t)g_tramp + ch->code_cap;
     void (*entry)(void) = smc_hook_entry;
     memcpy((void *)(uintptr_t)entry_ptr, &entry, 8);
@@ -155,6 +166,7 @@ __attribute__((constructor)) static void smc_init(void) {
         uint8_t *at = (uint8_t *)(uintptr_t)(g_bias + g_sites[i].offset);
         if (*at != g_sites[i].orig) init_fail("runtime: the executable in memory differs from the file");
     }
+    uint64_t jumped = 0; /* the end of the last jump written: a chained site's covers the next site */
     for (uint32_t i = 0; i < g_nsites;) {
         /* one mprotect round per run of sites on the same pages */
         uint64_t first = (g_bias + g_sites[i].offset) & ~(uint64_t)(pg - 1);
@@ -170,12 +182,14 @@ __attribute__((constructor)) static void smc_init(void) {
                 !(ch->flags & (SMC_FLAG_SHARED_STACKS | SMC_FLAG_ALL_STACKS)))
                 continue;
             uint8_t *at = (uint8_t *)(uintptr_t)(g_bias + g_sites[k].offset);
+            if ((uint64_t)(uintptr_t)at < jumped) continue; /* reached through the stub only */
             uint64_t stub = stub_addr(k);
             /* a store-conditional's hook sets the pc (it is carried out), a stub goes on to the copy */
             if (hooks && g_sites[k].len >= SMC_HOOK_LEN && !(g_sites[k].flags & SMC_SITE_RESERVE) &&
-                smc_reaches((uint64_t)(uintptr_t)at, stub))
+                smc_reaches((uint64_t)(uintptr_t)at, stub)) {
                 smc_write_jump(at, stub);
-            else
+                jumped = (uint64_t)(uintptr_t)at + SMC_HOOK_LEN;
+            } else
                 smc_write_trap(at);
         }
         mprotect((void *)first, last - first, PROT_READ | PROT_EXEC);

@@ -444,6 +444,8 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
     greg_t *g = smc_gregs(ucv);
     uint64_t pc = smc_pc(g) - SMC_TRAP_LEN;
     const struct smc_site *st = g_nsites ? find_site(pc - g_bias) : NULL;
+    /* a stub's trap (no jump hooks): a chained site's copy went on to the next site */
+    if (!st && (st = site_of_stub(pc))) pc = g_bias + st->offset;
     if (!st) {
         /* not one of ours: the program's own int3. Treat it as the fatal signal it would be. */
         report_error(SMC_ERR_SIGNAL, SIGTRAP, pc, 0, NULL);

@@ -94,6 +94,10 @@ pub mod site_flags {
     /// store-conditional (a `CAS`: it writes if memory still holds what the load-reserve read,
     /// as qemu decides it).
     pub const RESERVE: u8 = 4;
+    /// The site's patch covers the start of the next site (x86-64: both are shorter than a
+    /// jump), which the patch's copy goes on to through that site's stub: that site keeps no
+    /// patch of its own where this one's is a jump.
+    pub const CHAINED: u8 = 8;
 }
 
 /// `Site::spin_value`: what the counter is set to (runtime/channel.h `SMC_SPIN_*`).

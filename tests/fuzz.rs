@@ -172,7 +172,7 @@ fn x86_decoder() {
         };
         for (i, site) in X86_64.decode(&section, true).sites.iter().enumerate() {
             let at = 0x7fff_0000_0000 + (i * X86_64.copy_stride()) as u64;
-            if let Ok(copy) = X86_64.relocate(site, 0x5555_5555_4000, at) {
+            if let Ok(copy) = X86_64.relocate(site, 0x5555_5555_4000, at, None) {
                 assert!(copy.len() <= X86_64.copy_stride(), "{site:?}");
             }
         }

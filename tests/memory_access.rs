@@ -4,7 +4,12 @@
 
 mod common;
 
-use common::{builds, check, compile, source, Scratch};
+use std::path::Path;
+
+use common::{builds, check, compile, run_env, source, Scratch};
+use smc_run::decode::Decoder;
+use smc_run::site::site_flags;
+use smc_run::targets::x86_64::X86_64;
 
 /// The pieces give what the instructions and functions give natively: every element size,
 /// alignment, direction, overlap and count, the registers and flags they leave, on shared
@@ -89,6 +94,47 @@ fn rep_stos_and_rep_movs_on_shared_memory_are_seen_in_pieces() {
                 r.stdout,
                 r.stderr
             );
+        }
+    }
+}
+
+/// Accesses right after one another, each shorter than a jump: the first's patch ends in the
+/// second, its copy going on through the second's stub (chained sites); with the runtime's
+/// jump hooks off (`SMC_NO_JUMP_HOOKS`), through a trap in that stub. Either way the checker
+/// finds what it finds with every access a trap of its own: the same verdicts, the same
+/// executions.
+#[test]
+fn chained_short_accesses_are_each_an_event() {
+    let scratch = Scratch::new("memory-access-chained");
+    for cc in ["gcc", "clang"] {
+        let bin = compile(&scratch, &source("field_stores.c"), cc, &["-O2"]);
+        let program =
+            smc_run::program::Program::parse(&bin, &std::fs::read(&bin).unwrap()).unwrap();
+        let chained = program
+            .code
+            .iter()
+            .flat_map(|section| X86_64.decode(section, false).sites)
+            .filter(|s| s.site.flags & site_flags::CHAINED != 0)
+            .count();
+        // the writer's first two stores, the reader's first two loads
+        assert!(chained >= 4, "{cc}: {chained} chained sites");
+        for (model, verdict, executions) in [("sc", "ok", 4), ("tso", "ok", 4), ("pso", "error", 0)]
+        {
+            let args = ["--json", "--model", model, bin.to_str().unwrap()];
+            for env in [&[][..], &[("SMC_NO_JUMP_HOOKS", Path::new("1"))]] {
+                let r = run_env(&scratch.0, &args, env);
+                let got = (
+                    r.verdict(),
+                    if verdict == "ok" { r.executions() } else { 0 },
+                    r.error_kind().unwrap_or(""),
+                );
+                let want = (
+                    verdict,
+                    executions,
+                    if verdict == "ok" { "" } else { "assertion" },
+                );
+                assert_eq!(got, want, "{cc} {model} {env:?}: {}{}", r.stdout, r.stderr);
+            }
         }
     }
 }

@@ -51,9 +51,18 @@ pub trait Decoder: Sync {
     /// The addresses of the return instructions in `[lo, hi)` of `section` (a function).
     fn returns_in(&self, section: &CodeSection, lo: u64, hi: u64) -> Vec<u64>;
     /// Bytes that run the site's instruction at address `at` and then jump back after the
-    /// original, for the program loaded with `bias` added to its file addresses. At most
+    /// original, for the program loaded with `bias` added to its file addresses; or, given
+    /// `then`, to that address instead (a site chained to the next one: its stub). At most
     /// [`Decoder::copy_stride`] bytes.
-    fn relocate(&self, site: &DecodedSite, bias: u64, at: u64) -> Result<Vec<u8>, String>;
+    fn relocate(
+        &self,
+        site: &DecodedSite,
+        bias: u64,
+        at: u64,
+        then: Option<u64>,
+    ) -> Result<Vec<u8>, String>;
+    /// Bytes of each site's stub in the runtime's trampoline (`SMC_HOOK_STUB_LEN`).
+    fn stub_len(&self) -> usize;
     /// Room reserved for each relocated copy.
     fn copy_stride(&self) -> usize;
     /// The site's instruction as assembly, for messages.

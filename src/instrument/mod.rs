@@ -5,8 +5,8 @@ use crate::decode::{DecodedSite, Decoder};
 use crate::program::CodeSection;
 use crate::program::Program;
 use crate::site::{
-    site_kind, Site, ATOMIC_FUNCTION_PREFIX, ERROR_CALLS, ERROR_CALL_PANIC, MODELLED_CALLS,
-    RUST_START_PANIC,
+    site_flags, site_kind, Site, ATOMIC_FUNCTION_PREFIX, ERROR_CALLS, ERROR_CALL_PANIC,
+    MODELLED_CALLS, RUST_START_PANIC,
 };
 
 /// The code section holding `addr`.
@@ -87,6 +87,7 @@ impl Plan {
             }
         }
         sites.sort_by_key(|s| s.site.offset);
+        unchain_from_hooks(&mut sites);
         let stride = decoder.copy_stride();
         for (i, s) in sites.iter_mut().enumerate() {
             s.site.copy_off = (i * stride) as u32;
@@ -111,11 +112,15 @@ impl Plan {
     }
 
     /// Write every relocated copy for a trampoline mapped at `tramp`, the program being
-    /// loaded at `bias`.
+    /// loaded at `bias`. (The runtime's trampoline: the copies, `out`, then the hook entry's
+    /// address, 8 bytes, then a stub per site: a chained site's copy goes on to the next's.)
     pub fn write_copies(&self, bias: u64, tramp: u64, out: &mut [u8]) -> Result<(), String> {
-        for s in &self.sites {
+        let stubs = tramp + out.len() as u64 + 8;
+        for (i, s) in self.sites.iter().enumerate() {
             let off = s.site.copy_off as usize;
-            let code = self.decoder.relocate(s, bias, tramp + off as u64)?;
+            let then = (s.site.flags & site_flags::CHAINED != 0)
+                .then(|| stubs + ((i + 1) * self.decoder.stub_len()) as u64);
+            let code = self.decoder.relocate(s, bias, tramp + off as u64, then)?;
             out.get_mut(off..off + code.len())
                 .ok_or("the channel's code area is too small (overwritten?)")?
                 .copy_from_slice(&code);
@@ -127,5 +132,67 @@ impl Plan {
     pub fn site_of_copy(&self, tramp: u64, pc: u64) -> Option<&DecodedSite> {
         let off = pc.checked_sub(tramp)? as usize;
         self.sites.get(off / self.stride)
+    }
+}
+
+/// A site chained to the next ([`site_flags::CHAINED`]) whose next site in the plan is not the
+/// one its patch ends in, as the decoder left it (a hook took that one's place): its patch
+/// then covers what its copy runs only (shorter than a jump: a trap).
+fn unchain_from_hooks(sites: &mut [DecodedSite]) {
+    for i in 0..sites.len() {
+        let s = &sites[i].site;
+        if s.flags & site_flags::CHAINED == 0 {
+            continue;
+        }
+        let runs = sites[i].bytes.len();
+        let next = s.offset + runs as u64;
+        let intact = sites.get(i + 1).is_some_and(|n| {
+            n.site.offset == next
+                && matches!(
+                    n.site.kind,
+                    site_kind::LOAD | site_kind::STORE | site_kind::RMW
+                )
+        });
+        if !intact {
+            let s = &mut sites[i].site;
+            s.flags &= !site_flags::CHAINED;
+            s.len = runs as u8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(offset: u64, kind: u8, len: u8, runs: usize, flags: u8) -> DecodedSite {
+        DecodedSite {
+            site: Site {
+                offset,
+                kind,
+                len,
+                flags,
+                ..Site::default()
+            },
+            bytes: vec![0x90; runs],
+        }
+    }
+
+    #[test]
+    fn a_chain_into_a_hook_is_undone() {
+        let chained = || site(0x1000, site_kind::STORE, 8, 4, site_flags::CHAINED);
+        let mut sites = vec![chained(), site(0x1004, site_kind::STORE, 4, 4, 0)];
+        unchain_from_hooks(&mut sites);
+        assert_eq!(
+            (sites[0].site.len, sites[0].site.flags),
+            (8, site_flags::CHAINED)
+        );
+        // the next site became a hook, or is missing
+        for next in [vec![site(0x1004, site_kind::ERROR_CALL, 4, 4, 0)], vec![]] {
+            let mut sites = vec![chained()];
+            sites.extend(next);
+            unchain_from_hooks(&mut sites);
+            assert_eq!((sites[0].site.len, sites[0].site.flags), (4, 0));
+        }
     }
 }

@@ -29,10 +29,10 @@ impl ChannelReader<'_> {
         let end = self.tramp + plan.code_size() as u64;
         if self.tramp != 0 && pc >= self.tramp && pc < end {
             if let Some(s) = plan.site_of_copy(self.tramp, pc) {
-                // a copy keeps the length of each instruction its patch covers: an offset
-                // into it is one into the original (past them: the jump back)
+                // a copy keeps the length of each instruction it runs: an offset into it is
+                // one into the original (past them: the jump back, or on to the next site)
                 let into = pc - self.tramp - s.site.copy_off as u64;
-                let into = if into < s.site.len as u64 { into } else { 0 };
+                let into = if into < s.bytes.len() as u64 { into } else { 0 };
                 return s.site.offset + self.load_bias + into;
             }
         }

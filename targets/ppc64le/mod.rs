@@ -360,15 +360,21 @@ impl Decoder for Ppc64le {
 
     /// The instruction as it is (no load or store is relative to its own address), then
     /// `b` back to the one after the original.
-    fn relocate(&self, site: &DecodedSite, bias: u64, at: u64) -> Result<Vec<u8>, String> {
-        let back = site.site.offset.wrapping_add(bias).wrapping_add(4);
+    fn relocate(
+        &self,
+        site: &DecodedSite,
+        bias: u64,
+        at: u64,
+        then: Option<u64>,
+    ) -> Result<Vec<u8>, String> {
+        let back = then.unwrap_or(site.site.offset.wrapping_add(bias).wrapping_add(4));
         let from = at.wrapping_add(4);
         let disp = back.wrapping_sub(from) as i64;
         if !(-(1 << 25)..(1 << 25)).contains(&disp) {
             return Err(format!(
                 "cannot relocate `{}` at {:#x}: the copy is out of a branch's reach",
                 self.disassemble(site),
-                back - 4
+                site.site.offset.wrapping_add(bias)
             ));
         }
         let branch = 0x4800_0000u32 | (disp as u32 & 0x03ff_fffc);
@@ -387,6 +393,10 @@ impl Decoder for Ppc64le {
 
     fn copy_stride(&self) -> usize {
         COPY_LEN
+    }
+
+    fn stub_len(&self) -> usize {
+        96
     }
 
     fn disassemble(&self, site: &DecodedSite) -> String {
@@ -486,7 +496,7 @@ mod tests {
             site: site(0x812a_0008),
             bytes: 0x812a_0008u32.to_le_bytes().to_vec(),
         };
-        let code = Ppc64le.relocate(&s, 0x10000, 0x20000).unwrap();
+        let code = Ppc64le.relocate(&s, 0x10000, 0x20000, None).unwrap();
         let b = u32::from_le_bytes(code[4..8].try_into().unwrap());
         // from 0x20004 back to 0x11004
         assert_eq!(

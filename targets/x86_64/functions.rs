@@ -9,7 +9,7 @@ use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAcc
 
 use super::{relative_branch, HOOK_LEN};
 use crate::program::CodeSection;
-use crate::site::Site;
+use crate::site::{site_kind, Site};
 
 /// A jump whose copy elsewhere reaches the same target: `jmp` or `jcc` with an 8- or 32-bit
 /// displacement (not `loop` or `jrcxz`, which have no 32-bit form).
@@ -24,9 +24,14 @@ pub(super) fn relocatable_jump(i: &Instruction) -> bool {
 /// indirect jump (a switch's table may point anywhere in it), no direct branch of the section
 /// and no landing pad of its exception tables lands on them, and they are not sites
 /// themselves, nor branches but for a direct jump (conditional or not) that ends the patch.
+///
+/// A patch may also end inside the next site, when that site is plain (a load, store or
+/// read-modify-write, as this one) and reaches past a jump's length: the patch's copy then
+/// goes on to the next site's stub instead of its bytes ([`crate::site::site_flags::CHAINED`]).
 pub(super) struct Spans {
-    /// Instruction index of each site -> the length its patch covers.
-    len: std::collections::HashMap<usize, usize>,
+    /// Instruction index of each site -> the length its patch covers, and the length of what
+    /// its copy runs (less, up to the next site, where it ends in that site).
+    len: std::collections::HashMap<usize, (usize, usize)>,
 }
 
 impl Spans {
@@ -51,7 +56,13 @@ impl Spans {
             .filter(|i| i.flow_control() == FlowControl::IndirectBranch)
             .map(|i| i.ip())
             .collect();
-        let is_site: HashSet<usize> = sites.iter().map(|(k, _)| *k).collect();
+        let kinds: std::collections::HashMap<usize, u8> =
+            sites.iter().map(|(k, site)| (*k, site.kind)).collect();
+        let plain = |k: usize| {
+            kinds.get(&k).is_some_and(|&kind| {
+                matches!(kind, site_kind::LOAD | site_kind::STORE | site_kind::RMW)
+            })
+        };
         let funcs = &section.functions;
         for &(k, _) in sites.iter().filter(|(k, _)| all[*k].len() < HOOK_LEN) {
             let ip = all[k].ip();
@@ -63,15 +74,23 @@ impl Spans {
                 continue;
             }
             let mut span = all[k].len();
+            let mut runs = None;
             for (j, next) in all.iter().enumerate().skip(k + 1) {
                 let ok = !next.is_invalid()
                     && next
                         .ip()
                         .checked_add(next.len() as u64)
                         .is_some_and(|e| e <= hi)
-                    && !targets.contains(&next.ip())
-                    && !is_site.contains(&j);
+                    && !targets.contains(&next.ip());
                 if span >= HOOK_LEN || !ok {
+                    break;
+                }
+                if kinds.contains_key(&j) {
+                    // the next site: the patch ends in it, past a jump's length
+                    if plain(k) && plain(j) && span + next.len() >= HOOK_LEN {
+                        runs = Some(span);
+                        span += next.len();
+                    }
                     break;
                 }
                 if next.flow_control() == FlowControl::Next {
@@ -85,14 +104,15 @@ impl Spans {
                 }
             }
             if span >= HOOK_LEN {
-                len.insert(k, span);
+                len.insert(k, (span, runs.unwrap_or(span)));
             }
         }
         Spans { len }
     }
 
-    /// The length the patch of the site at instruction `k` covers, if more than its own.
-    pub(super) fn of(&self, k: usize) -> Option<usize> {
+    /// The length the patch of the site at instruction `k` covers, if more than its own, and
+    /// the length of what its copy runs (less where the patch ends in the next site).
+    pub(super) fn of(&self, k: usize) -> Option<(usize, usize)> {
         self.len.get(&k).copied()
     }
 }

@@ -337,12 +337,15 @@ impl Decoder for X86_64 {
             .map(|(k, site)| {
                 // (the decoder's ip wraps at the end of the address space)
                 let start = all[k].ip().wrapping_sub(section.addr) as usize;
-                let len = spans.of(k).unwrap_or(all[k].len());
-                let bytes = section.bytes[start..start + len].to_vec();
+                let (len, runs) = spans.of(k).unwrap_or((all[k].len(), all[k].len()));
+                let chained = runs < len;
+                let bytes = section.bytes[start..start + runs].to_vec();
+                let flags = site.flags | if chained { site_flags::CHAINED } else { 0 };
                 DecodedSite {
                     site: Site {
                         orig: bytes[0],
                         len: len as u8,
+                        flags,
                         ..site
                     },
                     bytes,
@@ -394,7 +397,13 @@ impl Decoder for X86_64 {
     /// same address from the copy, then `jmp rel32` back. Done by hand rather than with iced's
     /// BlockEncoder: a memory instruction needs nothing more, and the encoder's tables cost
     /// ~0.4 ms of every start.
-    fn relocate(&self, site: &DecodedSite, bias: u64, at: u64) -> Result<Vec<u8>, String> {
+    fn relocate(
+        &self,
+        site: &DecodedSite,
+        bias: u64,
+        at: u64,
+        then: Option<u64>,
+    ) -> Result<Vec<u8>, String> {
         let ip = site.site.offset.wrapping_add(bias);
         let mut d = IcedDecoder::with_ip(64, &site.bytes, ip, DecoderOptions::NONE);
         let fail = |why: &str| {
@@ -453,7 +462,7 @@ impl Decoder for X86_64 {
         }
         code.push(0xe9); // jmp rel32
         let back = rel32(
-            ip.wrapping_add(site.bytes.len() as u64),
+            then.unwrap_or(ip.wrapping_add(site.bytes.len() as u64)),
             at + code.len() as u64 + 4,
         )?;
         code.extend_from_slice(&back.to_le_bytes());
@@ -464,6 +473,10 @@ impl Decoder for X86_64 {
     }
 
     fn copy_stride(&self) -> usize {
+        32
+    }
+
+    fn stub_len(&self) -> usize {
         32
     }
 
@@ -682,7 +695,7 @@ mod tests {
             site: check(&bytes).unwrap(),
             bytes,
         };
-        let code = X86_64.relocate(&ds, 0, 0x1000).unwrap();
+        let code = X86_64.relocate(&ds, 0, 0x1000, None).unwrap();
         assert_eq!(&code[..3], &[0x90, 0x90, 0xe9]);
     }
 
@@ -704,7 +717,9 @@ mod tests {
             bytes,
         };
         // loaded at bias 0x5000_0000: the copy addresses the global as loaded
-        let code = X86_64.relocate(&ds, 0x5000_0000, 0x5100_0000).unwrap();
+        let code = X86_64
+            .relocate(&ds, 0x5000_0000, 0x5100_0000, None)
+            .unwrap();
         let mut d = IcedDecoder::with_ip(64, &code, 0x5100_0000, DecoderOptions::NONE);
         let a = d.decode();
         assert_eq!(a.mnemonic(), Mnemonic::Mov);
@@ -731,7 +746,7 @@ mod tests {
             site: check(&store).unwrap(),
             bytes: store,
         };
-        let code = X86_64.relocate(&ds, 0, 0x7000_0000).unwrap();
+        let code = X86_64.relocate(&ds, 0, 0x7000_0000, None).unwrap();
         let mut d = IcedDecoder::with_ip(64, &code, 0x7000_0000, DecoderOptions::NONE);
         let a = d.decode();
         assert_eq!((a.memory_displacement64(), a.immediate32()), (0x101a, 7));
@@ -742,12 +757,12 @@ mod tests {
             site: check(&xadd).unwrap(),
             bytes: xadd.clone(),
         };
-        let code = X86_64.relocate(&ds, 0x40_0000, 0x50_0000).unwrap();
+        let code = X86_64.relocate(&ds, 0x40_0000, 0x50_0000, None).unwrap();
         assert_eq!(&code[..4], &xadd[..]);
         assert_eq!(code.len(), 9);
         // a copy more than 2 GiB away cannot address the global
         let err = X86_64
-            .relocate(&ds_of_rip_load(), 0, 0x1_0000_0000)
+            .relocate(&ds_of_rip_load(), 0, 0x1_0000_0000, None)
             .unwrap_err();
         assert!(err.contains("out of reach"), "{err}");
     }
@@ -796,7 +811,7 @@ mod tests {
             (5, &SHORT_LOAD[..5])
         );
         // the copy runs both, then jumps back after them
-        let code = X86_64.relocate(&sites[0], 0, 0x7000_0000).unwrap();
+        let code = X86_64.relocate(&sites[0], 0, 0x7000_0000, None).unwrap();
         assert_eq!(&code[..5], &SHORT_LOAD[..5]);
         let mut d = IcedDecoder::with_ip(64, &code, 0x7000_0000, DecoderOptions::NONE);
         let mnemonics: Vec<Mnemonic> = (0..3).map(|_| d.decode().mnemonic()).collect();
@@ -821,7 +836,7 @@ mod tests {
             let sites = sites_of(&code, true);
             assert_eq!(sites[0].site.len as usize, 4 + jump.len(), "{code:x?}");
             let copy = X86_64
-                .relocate(&sites[0], 0x5000_0000, 0x5100_0000)
+                .relocate(&sites[0], 0x5000_0000, 0x5100_0000, None)
                 .unwrap();
             let mut d = IcedDecoder::with_ip(64, &copy, 0x5100_0000, DecoderOptions::NONE);
             assert_eq!(d.decode().mnemonic(), Mnemonic::Cmp);
@@ -849,6 +864,50 @@ mod tests {
     }
 
     #[test]
+    fn short_sites_one_after_another_are_chained() {
+        // mov [rcx+0x30], rsi; mov [rcx+0x38], r9; mov [rcx+0x40], r12; ret
+        const STORES: [u8; 13] = [
+            0x48, 0x89, 0x71, 0x30, 0x4c, 0x89, 0x49, 0x38, 0x4c, 0x89, 0x61, 0x40, 0xc3,
+        ];
+        let sites = sites_of(&STORES, true);
+        let chain: Vec<(u8, usize, bool)> = (sites.iter())
+            .map(|s| {
+                (
+                    s.site.len,
+                    s.bytes.len(),
+                    s.site.flags & site_flags::CHAINED != 0,
+                )
+            })
+            .collect();
+        // each of the first two covers the next store's start, its copy running its own
+        // store; the last has nothing to cover (a `ret` next)
+        assert_eq!(chain, [(8, 4, true), (8, 4, true), (4, 4, false)]);
+        // the copy goes on where it is told (the next site's stub), else back to the next
+        let copy = X86_64
+            .relocate(&sites[0], 0x5000_0000, 0x5100_0000, Some(0x5100_1000))
+            .unwrap();
+        let mut d = IcedDecoder::with_ip(64, &copy, 0x5100_0000, DecoderOptions::NONE);
+        assert_eq!(d.decode().mnemonic(), Mnemonic::Mov);
+        assert_eq!(d.decode().near_branch_target(), 0x5100_1000);
+        let copy = X86_64
+            .relocate(&sites[0], 0x5000_0000, 0x5100_0000, None)
+            .unwrap();
+        let mut d = IcedDecoder::with_ip(64, &copy, 0x5100_0000, DecoderOptions::NONE);
+        assert_eq!(d.decode().mnemonic(), Mnemonic::Mov);
+        assert_eq!(d.decode().near_branch_target(), 0x5000_1004);
+        // no chain into a branch target, or into a locked instruction (lock xadd [rcx], eax)
+        let mut code = STORES.to_vec();
+        code.extend_from_slice(&[0x75, 0xf5]); // jne 0x1004, after the ret
+        assert_eq!(sites_of(&code, true)[0].site.flags & site_flags::CHAINED, 0);
+        let atomic = [0x48, 0x89, 0x71, 0x30, 0xf0, 0x0f, 0xc1, 0x01, 0xc3];
+        let sites = sites_of(&atomic, true);
+        assert_eq!(
+            (sites[0].site.len, sites[0].site.flags & site_flags::CHAINED),
+            (4, 0)
+        );
+    }
+
+    #[test]
     fn a_short_site_stays_alone_where_something_may_jump_inside_its_patch() {
         // outside any known function (a stripped program)
         assert_eq!(sites_of(&SHORT_LOAD, false)[0].site.len, 3);
@@ -865,10 +924,12 @@ mod tests {
         code.truncate(12);
         code.extend_from_slice(&[0xff, 0xe0]); // jmp rax
         assert_eq!(sites_of(&code, true)[0].site.len, 3);
-        // the instruction after it is a site itself
-        let two = [0x8b, 0x7d, 0x00, 0x8b, 0x3b, 0x90, 0x90, 0x90, 0xc3]; // mov edi, [rbx] next
+        // the instruction after it is a site itself, the two shorter than a jump: mov edi,
+        // [rbx] twice (each then has its own: the second's the nops after it)
+        let two = [0x8b, 0x3b, 0x8b, 0x3b, 0x90, 0x90, 0x90, 0xc3];
         let sites = sites_of(&two, true);
-        assert_eq!((sites[0].site.len, sites[1].site.len), (3, 5));
+        assert_eq!((sites[0].site.len, sites[1].site.len), (2, 5));
+        assert_eq!(sites[0].site.flags & site_flags::CHAINED, 0);
     }
 
     fn ds_of_rip_load() -> DecodedSite {
