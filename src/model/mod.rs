@@ -71,6 +71,19 @@ pub trait Model: Sync {
         let preserved = self.preserved()?;
         Some(axioms::consistent_sources(g, e, sources, preserved))
     }
+    /// Which of `sources` update `e` of `g` may read from, each keeping `g` consistent (the
+    /// update right after its source in coherence order, where the model has one), where `e`
+    /// is the last event of its thread, nothing reads from it and `g` is consistent without
+    /// it: found at once for all of them (`None`: [`Model::consistent_after`] is asked of
+    /// each graph). `e` may still be labelled a read in `g`.
+    fn consistent_update_sources(
+        &self,
+        _g: &Graph,
+        _e: EventId,
+        _sources: &[Option<EventId>],
+    ) -> Option<Vec<bool>> {
+        None
+    }
     /// Which of `places` in coherence order write `e` of `g` may take, each keeping `g`
     /// consistent, where `e` is the last event of its thread, nothing reads from it and `g`
     /// is consistent without it: found at once for all of them (`None`: [`Model::consistent_after`]

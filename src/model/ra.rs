@@ -68,7 +68,26 @@ impl Model for Ra {
         }
         let mut scope = Scope::whole(g)?;
         let ok = sources.iter().map(|&w| {
-            scope.reread(e, w);
+            scope.reread(e, w, false);
+            scope.coherence_of(scope.accesses(addr)).is_some()
+        });
+        Some(ok.collect())
+    }
+
+    /// As for a read's sources: an update with no successor, its write the last of its thread.
+    fn consistent_update_sources(
+        &self,
+        g: &Graph,
+        e: EventId,
+        sources: &[Option<EventId>],
+    ) -> Option<Vec<bool>> {
+        let addr = g.label(e).location()?;
+        if !matches!(g.label(e), Label::Read { .. } | Label::Update { .. }) {
+            return None;
+        }
+        let mut scope = Scope::whole(g)?;
+        let ok = sources.iter().map(|&w| {
+            scope.reread(e, w, true);
             scope.coherence_of(scope.accesses(addr)).is_some()
         });
         Some(ok.collect())
@@ -118,8 +137,9 @@ struct Scope<'a> {
     within: &'a dyn Fn(EventId) -> bool,
     /// An update whose write is not counted (not added yet), only its read.
     read_only: Option<EventId>,
-    /// A read taken as reading from another source than its label's ([`Scope::reread`]).
-    reread: Option<(EventId, Option<EventId>)>,
+    /// A read taken as reading from another source than its label's, and as an update or
+    /// not ([`Scope::reread`]).
+    reread: Option<(EventId, Option<EventId>, bool)>,
     /// How many events of each thread are in scope (a prefix of each).
     lens: SmallVec<[usize; 16]>,
     /// Where each thread's clocks begin in `clocks`.
@@ -229,9 +249,9 @@ impl<'a> Scope<'a> {
         })
     }
 
-    /// Takes read `e`, which no event in scope follows, as reading from `w`: only its own
-    /// clock changes.
-    fn reread(&mut self, e: EventId, w: Option<EventId>) {
+    /// Takes read `e`, which no event in scope follows, as reading from `w` (an update reading
+    /// from it, with `update`): only its own clock changes.
+    fn reread(&mut self, e: EventId, w: Option<EventId>, update: bool) {
         let threads = self.threads;
         let at = (self.offsets[e.thread as usize] + e.index as usize) * threads;
         if e.index > 0 {
@@ -246,7 +266,7 @@ impl<'a> Scope<'a> {
             }
         }
         self.clocks[at + e.thread as usize] = e.index + 1;
-        self.reread = Some((e, w));
+        self.reread = Some((e, w, update));
     }
 
     fn in_scope(&self, e: EventId) -> bool {
@@ -299,20 +319,25 @@ impl<'a> Scope<'a> {
     fn coherence_of(&self, accesses: impl IntoIterator<Item = EventId>) -> Option<Vec<EventId>> {
         let g = self.g;
         let mut writes = SmallVec::new();
-        // reads with their source (None: the initial value), sources in scope only
-        let mut reads: SmallVec<[(EventId, Option<EventId>); 16]> = SmallVec::new();
+        // reads with their source (None: the initial value), sources in scope only, and
+        // whether each is an update
+        let mut reads: SmallVec<[(EventId, Option<EventId>, bool); 16]> = SmallVec::new();
         for e in accesses {
             let label = g.label(e);
-            if label.writes() && Some(e) != self.read_only {
+            let (rf, writes_too, update) = match self.reread {
+                Some((r, w, update)) if r == e => (Some(w), update, update),
+                _ => (
+                    label.rf(),
+                    label.writes(),
+                    matches!(label, Label::Update { .. }),
+                ),
+            };
+            if writes_too && Some(e) != self.read_only {
                 writes.push(e);
             }
-            let rf = match self.reread {
-                Some((r, w)) if r == e => Some(w),
-                _ => label.rf(),
-            };
             if let Some(rf) = rf {
                 if rf.is_none_or(|w| self.in_scope(w) && (self.within)(w)) {
-                    reads.push((e, rf));
+                    reads.push((e, rf, update));
                 }
             }
         }
@@ -341,7 +366,7 @@ impl ByLocation {
 fn forced_coherence(
     scope: &Scope,
     writes: SmallVec<[EventId; 16]>,
-    reads: &[(EventId, Option<EventId>)],
+    reads: &[(EventId, Option<EventId>, bool)],
 ) -> Option<Vec<EventId>> {
     let n = writes.len() + 1;
     let node = |w: Option<EventId>| w.map_or(0, |w| writes.binary_search(&w).unwrap() + 1);
@@ -386,11 +411,11 @@ fn forced_coherence(
         edges.extend(before.iter().map(|&i| (i, j + 1)));
     }
     let mut updates: SmallVec<[(usize, usize); 8]> = SmallVec::new();
-    for &(r, s) in reads {
+    for &(r, s, update) in reads {
         let sn = node(s);
         latest_before(r, &mut before);
         edges.extend(before.iter().filter(|&&i| i != sn).map(|&i| (i, sn)));
-        if matches!(scope.g.label(r), Label::Update { .. }) && Some(r) != scope.read_only {
+        if update && Some(r) != scope.read_only {
             // an update's write comes after what it read, and nothing between them
             let u = node(Some(r));
             edges.push((sn, u));

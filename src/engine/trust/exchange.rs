@@ -8,7 +8,7 @@
 use crate::event::StoreBytes;
 use crate::graph::{EventId, Graph, Label, Order};
 
-use super::revisit::Placed;
+use super::revisit::{sources_taken, Placed};
 use super::Trust;
 
 /// The first `size` bytes of `v`, as a write leaves them in memory (little-endian).
@@ -83,19 +83,38 @@ impl Trust<'_> {
     ) -> Vec<Graph> {
         let mut graphs = Vec::with_capacity(labels.len());
         let mut updates = Vec::new();
+        // (each kind's sources checked at once where the model can)
+        let sources = |writes: bool| -> Vec<Option<EventId>> {
+            (labels.iter())
+                .filter(|l| l.write.is_some() == writes)
+                .map(|l| l.source)
+                .collect()
+        };
+        let (read_sources, update_sources) = (sources(false), sources(true));
+        let reads_ok = self.consistent_candidates(g, e, &read_sources);
+        let updates_ok = self.consistent_updates(g, e, &update_sources);
+        let others_read = sources_taken(g, g.label(e).location().expect("an access"));
+        let (mut nth_read, mut nth_update) = (0, 0);
         for label in labels {
             let w = label.source;
             let Some(bytes) = &label.write else {
-                graphs.extend(self.source_graph(g, e, w, None));
+                let known = reads_ok.as_ref().map(|ok| ok[nth_read]);
+                nth_read += 1;
+                graphs.extend(self.source_graph(g, e, w, known));
                 continue;
             };
+            let known = updates_ok.as_ref().map(|ok| ok[nth_update]);
+            nth_update += 1;
+            if known == Some(false) && !others_read.contains(&w) {
+                continue;
+            }
             let mut h = g.clone();
             as_update(&mut h, e, w, bytes.clone());
             h.event_mut(e).order = order;
             if label.choice.is_some() {
                 h.event_mut(e).choice = label.choice;
             }
-            match self.placed_update(g, h, e, w) {
+            match self.placed_update(g, h, e, w, known, &others_read) {
                 Placed::Consistent(h) => {
                     updates.push(graphs.len());
                     graphs.push(h);

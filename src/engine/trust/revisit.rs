@@ -21,10 +21,18 @@ impl Trust<'_> {
         addr: u64,
     ) -> (Vec<Graph>, Vec<Graph>) {
         let (mut options, mut taken) = (Vec::new(), Vec::new());
-        for w in sources_of(g, e, addr) {
+        let sources = sources_of(g, e, addr);
+        let known = self.consistent_updates(g, e, &sources);
+        let others_read = sources_taken(g, addr);
+        for (i, &w) in sources.iter().enumerate() {
+            let known = known.as_ref().map(|ok| ok[i]);
+            // (a graph neither consistent nor whole after a revisit is not made)
+            if known == Some(false) && !others_read.contains(&w) {
+                continue;
+            }
             let mut h = g.clone();
             set_source(&mut h, e, w);
-            match self.placed_update(g, h, e, w) {
+            match self.placed_update(g, h, e, w, known, &others_read) {
                 Placed::Consistent(h) => options.push(h),
                 Placed::Taken(h) => taken.push(h),
                 Placed::Neither => {}
@@ -33,24 +41,55 @@ impl Trust<'_> {
         (options, taken)
     }
 
+    /// Which of `sources` update `e` of `g` may read from consistently, where `e` is the last
+    /// of its thread and the model finds that for all at once (`None`: each is checked as its
+    /// graph is made).
+    pub(super) fn consistent_updates(
+        &self,
+        g: &Graph,
+        e: EventId,
+        sources: &[Option<EventId>],
+    ) -> Option<Vec<bool>> {
+        if sources.len() < 2 || !self.sinks_stay_consistent(g, e) {
+            return None;
+        }
+        self.model.consistent_update_sources(g, e, sources)
+    }
+
     /// `h`, which is `g` with update `e` reading from `w`, with `e` right after `w` in
-    /// coherence order where the model has one: consistent, or reading a write that another
-    /// update of `g` reads.
+    /// coherence order where the model has one: consistent (as `known` says, else checked),
+    /// or reading a write that another update of `g` reads (one of `others_read`).
     pub(super) fn placed_update(
         &self,
         g: &Graph,
         mut h: Graph,
         e: EventId,
         w: Option<EventId>,
+        known: Option<bool>,
+        others_read: &[Option<EventId>],
     ) -> Placed {
         if self.model.enumerates_coherence() {
             let at = w.map_or(0, |w| h.co_position(w).unwrap() + 1);
             h.place(e, at);
         }
-        let addr = g.label(e).location().expect("an update has a location");
-        if self.sink_reading_latest(g, e, w) || self.model.consistent_after(&h, e) {
+        let check = || self.sink_reading_latest(g, e, w) || self.model.consistent_after(&h, e);
+        let consistent = match known {
+            Some(known) => {
+                if cfg!(test) {
+                    assert_eq!(
+                        known,
+                        check(),
+                        "{} update {e:?} from {w:?}",
+                        self.model.name()
+                    );
+                }
+                known
+            }
+            None => check(),
+        };
+        if consistent {
             Placed::Consistent(h)
-        } else if sources_taken(g, addr).contains(&w) {
+        } else if others_read.contains(&w) {
             Placed::Taken(h)
         } else {
             Placed::Neither
@@ -397,7 +436,7 @@ pub(super) enum Placed {
 }
 
 /// The writes at `addr` that an update of `g` reads from (`None`: the initial value).
-fn sources_taken(g: &Graph, addr: u64) -> Vec<Option<EventId>> {
+pub(super) fn sources_taken(g: &Graph, addr: u64) -> Vec<Option<EventId>> {
     g.events_at(addr)
         .filter_map(|u| match *g.label(u) {
             Label::Update { rf, .. } => Some(rf),
