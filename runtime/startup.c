@@ -56,7 +56,6 @@ static uint64_t stub_addr(uint32_t i) {
     return (uint64_t)(uintptr_t)g_tramp + ch->code_cap + 8 + (uint64_t)i * SMC_HOOK_STUB_LEN;
 }
 
-/* Write every stub; false when jump hooks cannot be used here (int3 serves every site). */
 const struct smc_site *site_of_stub(uint64_t pc) {
     uint64_t first = stub_addr(0);
     if (!g_tramp || pc < first || (pc - first) % SMC_HOOK_STUB_LEN) return NULL;
@@ -64,6 +63,8 @@ const struct smc_site *site_of_stub(uint64_t pc) {
     return i < g_nsites ? &g_sites[i] : NULL;
 }
 
+/* Write every stub; false when jump hooks cannot be used here (int3 serves every site, and
+ * every stub is a trap). */
 static int write_stubs(void) {
     if (ch->flags & SMC_FLAG_SSE_ONLY) smc_hook_sse_only = getenv("SMC_HOOK_SCRAMBLE") ? 3 : 1;
     if (getenv("SMC_NO_JUMP_HOOKS") || !smc_hooks_init()) {
