@@ -54,24 +54,16 @@ impl Model for Ra {
         quick
     }
 
-    /// One happens-before scope for all of them: `e` has no successor, so its clock alone
-    /// depends on its source, and coherence at its location alone changes.
+    /// One happens-before scope for all of them ([`sources_in_one_scope`]).
     fn consistent_sources(
         &self,
         g: &Graph,
         e: EventId,
         sources: &[Option<EventId>],
     ) -> Option<Vec<bool>> {
-        let addr = g.label(e).location()?;
-        if !matches!(g.label(e), Label::Read { .. }) {
-            return None;
-        }
-        let mut scope = Scope::whole(g)?;
-        let ok = sources.iter().map(|&w| {
-            scope.reread(e, w, false);
-            scope.coherence_of(scope.accesses(addr)).is_some()
-        });
-        Some(ok.collect())
+        matches!(g.label(e), Label::Read { .. })
+            .then(|| sources_in_one_scope(g, e, sources, false))
+            .flatten()
     }
 
     /// As for a read's sources: an update with no successor, its write the last of its thread.
@@ -81,16 +73,9 @@ impl Model for Ra {
         e: EventId,
         sources: &[Option<EventId>],
     ) -> Option<Vec<bool>> {
-        let addr = g.label(e).location()?;
-        if !matches!(g.label(e), Label::Read { .. } | Label::Update { .. }) {
-            return None;
-        }
-        let mut scope = Scope::whole(g)?;
-        let ok = sources.iter().map(|&w| {
-            scope.reread(e, w, true);
-            scope.coherence_of(scope.accesses(addr)).is_some()
-        });
-        Some(ok.collect())
+        matches!(g.label(e), Label::Read { .. } | Label::Update { .. })
+            .then(|| sources_in_one_scope(g, e, sources, true))
+            .flatten()
     }
 
     fn enumerates_coherence(&self) -> bool {
@@ -129,6 +114,24 @@ impl Model for Ra {
         }
         latest
     }
+}
+
+/// Which of `sources` read `e` (an update reading from them, with `update`) keeps `g`
+/// consistent, in one happens-before scope: `e` has no successor, so its clock alone depends
+/// on its source, and coherence at its location alone changes.
+fn sources_in_one_scope(
+    g: &Graph,
+    e: EventId,
+    sources: &[Option<EventId>],
+    update: bool,
+) -> Option<Vec<bool>> {
+    let addr = g.label(e).location()?;
+    let mut scope = Scope::whole(g)?;
+    let ok = sources.iter().map(|&w| {
+        scope.reread(e, w, update);
+        scope.coherence_of(scope.accesses(addr)).is_some()
+    });
+    Some(ok.collect())
 }
 
 /// The events of a graph in scope, with their happens-before clocks.
