@@ -213,6 +213,43 @@ fn power_model_on_compiled_programs() {
     assert_eq!(r.verdict(), "ok", "{}{}", r.stdout, r.stderr);
 }
 
+/// Two atomic increments (lwarx/stwcx. pairs) after both threads saw a flag clear: either
+/// thread's may come second, under power as under sc. (Power found only the order in which
+/// the first pair explored wrote first: a store-conditional whose load-reserve read the write
+/// another thread's pair had taken failed, and never revisited that thread's load-reserve.)
+#[test]
+fn either_increment_may_come_second_under_power() {
+    let scratch = Scratch::new("ppc64le-increments");
+    let bin = cross_o2(&scratch, "power/increments.c", &[]);
+    let second = cross_o2(&scratch, "power/increments.c", &["-DSECOND_IS_0"]);
+    let sc = check(&bin, "sc", &["--keep-going"]);
+    assert_eq!(
+        (sc.verdict(), sc.executions()),
+        ("ok", 10),
+        "{}{}",
+        sc.stdout,
+        sc.stderr
+    );
+    let power = check(&bin, "power", &["--keep-going"]);
+    assert_eq!(
+        (power.verdict(), power.executions()),
+        ("ok", 10),
+        "{}{}",
+        power.stdout,
+        power.stderr
+    );
+    for model in ["sc", "tso", "pso", "power"] {
+        let r = check(&second, model, &[]);
+        assert_eq!(
+            r.error_kind(),
+            Some("assertion"),
+            "{model}: {}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
 /// The pthread objects under power: what takes or waits acquires, what gives back or signals
 /// releases (a barrier's wait both), also where a revisit keeps an update its thread has not
 /// run again yet, so programs without races get the verdicts they have under sc: a barrier

@@ -82,11 +82,40 @@ impl Trust<'_> {
         match (can_write, c.did) {
             (true, None) => self.todo.push(failed),
             (true, Some(_)) => {}
-            (false, None) => *g = failed,
+            (false, None) => {
+                // another thread's store-conditional wrote after the write this one's
+                // load-reserve read (an update of the same source): this write revisits its
+                // reads all the same, as an update taken so does, so that the graphs where
+                // this pair comes first are reached; this execution goes on with the failure
+                if reservation_taken(g, e, reserve) {
+                    self.revisits(g, e);
+                }
+                *g = failed;
+            }
             (false, Some(_)) => return false,
         }
         true
     }
+}
+
+/// Does a store-conditional of another thread that wrote complete a load-reserve reading the
+/// write that store-conditional `e`'s load-reserve (its thread's event `reserve`) read?
+fn reservation_taken(g: &Graph, e: EventId, reserve: u32) -> bool {
+    let read = EventId {
+        thread: e.thread,
+        index: reserve,
+    };
+    let (source, addr) = (g.label(read).rf(), g.label(read).location());
+    g.events().any(|x| {
+        let Some(Conditional::Written { reserve }) = g.event(x).conditional else {
+            return false;
+        };
+        let theirs = EventId {
+            thread: x.thread,
+            index: reserve,
+        };
+        x.thread != e.thread && g.label(theirs).location() == addr && g.label(theirs).rf() == source
+    })
 }
 
 /// What the runtime is told to do with a store-conditional.
