@@ -591,30 +591,13 @@ impl Graph {
     /// place before a kept event of its thread becomes a hole. (What is dropped at the ends
     /// of threads is not copied.)
     pub fn restricted(&self, keep: &Prefix) -> Graph {
-        let mut h = Graph {
-            threads: (self.threads.iter().enumerate())
-                .map(|(t, evs)| {
-                    if keep.first(t as u32) as usize >= evs.len() {
-                        Arc::clone(evs) // kept whole
-                    } else {
-                        Arc::new(evs[..keep.extent(t).min(evs.len())].to_vec())
-                    }
-                })
-                .collect(),
-            parents: self.parents.clone(),
-            co: self.co.clone(),
-            accessors: self.accessors.clone(),
-            next_stamp: self.next_stamp,
-            depth: self.depth,
-            owned: self.owned,
-        };
-        for (t, evs) in h.threads.iter_mut().enumerate() {
+        let thread = |(t, evs): (usize, &Arc<Vec<GraphEvent>>)| {
             if keep.first(t as u32) as usize >= evs.len() {
-                continue;
+                return Arc::clone(evs); // kept whole
             }
-            let evs = Arc::make_mut(evs);
-            trim_holes(evs);
-            for (i, ev) in evs.iter_mut().enumerate() {
+            let mut cut = evs[..keep.extent(t).min(evs.len())].to_vec();
+            trim_holes(&mut cut);
+            for (i, ev) in cut.iter_mut().enumerate() {
                 let e = EventId {
                     thread: t as u32,
                     index: i as u32,
@@ -623,7 +606,17 @@ impl Graph {
                     ev.hole = true;
                 }
             }
-        }
+            Arc::new(cut)
+        };
+        let mut h = Graph {
+            threads: self.threads.iter().enumerate().map(thread).collect(),
+            parents: self.parents.clone(),
+            co: self.co.clone(),
+            accessors: self.accessors.clone(),
+            next_stamp: self.next_stamp,
+            depth: self.depth,
+            owned: self.owned,
+        };
         for list in h.co.values_mut() {
             list.retain(|w| keep.contains(*w));
         }

@@ -28,6 +28,13 @@ pub mod site_kind {
     /// The first instruction of a library function the runtime carries out itself
     /// (`Site::size` says which, [`super::MODELLED_CALLS`]); its copy returns to the caller.
     pub const MODELLED: u8 = 13;
+
+    /// May a site of this kind be chained to the next, or the next to it
+    /// ([`super::site_flags::CHAINED`])? Plain accesses only, which the hook reports and the
+    /// copy then carries out.
+    pub fn chainable(kind: u8) -> bool {
+        matches!(kind, LOAD | STORE | RMW)
+    }
 }
 
 /// Functions whose whole body is atomic (SV-COMP), by this prefix of their name.

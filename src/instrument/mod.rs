@@ -146,13 +146,8 @@ fn unchain_from_hooks(sites: &mut [DecodedSite]) {
         }
         let runs = sites[i].bytes.len();
         let next = s.offset + runs as u64;
-        let intact = sites.get(i + 1).is_some_and(|n| {
-            n.site.offset == next
-                && matches!(
-                    n.site.kind,
-                    site_kind::LOAD | site_kind::STORE | site_kind::RMW
-                )
-        });
+        let intact = (sites.get(i + 1))
+            .is_some_and(|n| n.site.offset == next && site_kind::chainable(n.site.kind));
         if !intact {
             let s = &mut sites[i].site;
             s.flags &= !site_flags::CHAINED;

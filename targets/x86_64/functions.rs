@@ -59,9 +59,9 @@ impl Spans {
         let kinds: std::collections::HashMap<usize, u8> =
             sites.iter().map(|(k, site)| (*k, site.kind)).collect();
         let plain = |k: usize| {
-            kinds.get(&k).is_some_and(|&kind| {
-                matches!(kind, site_kind::LOAD | site_kind::STORE | site_kind::RMW)
-            })
+            kinds
+                .get(&k)
+                .is_some_and(|&kind| site_kind::chainable(kind))
         };
         let funcs = &section.functions;
         for &(k, _) in sites.iter().filter(|(k, _)| all[*k].len() < HOOK_LEN) {
