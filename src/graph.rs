@@ -167,6 +167,8 @@ static NO_DEPENDENCIES: Dependencies = Dependencies {
     data: Vec::new(),
     ctrl: Vec::new(),
     ctrlisync: Vec::new(),
+    may: Vec::new(),
+    unknown: false,
 };
 
 impl GraphEvent {
@@ -220,12 +222,17 @@ pub enum Conditional {
 
 /// An event's dependencies on earlier reads of its thread (herd's `addr`, `data`, `ctrl`,
 /// `ctrlisync`; `decode::SiteDependencies` says how they are found).
+/// The model orders by those; the exploration keeps with an event what it *may* depend on
+/// (`may`, or with `unknown` every earlier read of its thread), so that a revisit never keeps
+/// an event whose existence rests on a read it drops.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Dependencies {
     pub addr: Vec<EventId>,
     pub data: Vec<EventId>,
     pub ctrl: Vec<EventId>,
     pub ctrlisync: Vec<EventId>,
+    pub may: Vec<EventId>,
+    pub unknown: bool,
 }
 
 impl Dependencies {
@@ -234,6 +241,8 @@ impl Dependencies {
             && self.data.is_empty()
             && self.ctrl.is_empty()
             && self.ctrlisync.is_empty()
+            && self.may.is_empty()
+            && !self.unknown
     }
 }
 

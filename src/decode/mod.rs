@@ -29,12 +29,23 @@ pub struct DecodedSection {
 /// before it in its function, by their addresses, whose latest execution the value flows from
 /// through registers. Found by the instruction set's analysis where it has one (ppc64le,
 /// for the POWER model); it may miss a dependency, never invent one.
+///
+/// And, for the exploration, what it *may* depend on: the loads of its function whose values
+/// may decide whether it runs, its address or what it stores (`may`: their latest executions,
+/// `may_earlier`: the ones before), where that is all of
+/// it: `precise_in` names the function, which must be its thread's start routine (run once,
+/// with no earlier read of the thread). Without it, it may depend on every earlier read of
+/// its thread.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SiteDependencies {
     pub addr: Vec<u64>,
     pub data: Vec<u64>,
     pub ctrl: Vec<u64>,
     pub ctrlisync: Vec<u64>,
+    pub may: Vec<u64>,
+    /// Loads whose earlier executions (not the latest before the access) it may depend on.
+    pub may_earlier: Vec<u64>,
+    pub precise_in: Option<u64>,
 }
 
 /// What the checker needs to know about one instruction set.

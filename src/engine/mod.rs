@@ -117,7 +117,8 @@ pub trait Executor {
     /// Start an execution; returns when its first thread waits at its first visible operation.
     fn begin(&mut self) -> Result<Snapshot, ExecError>;
     /// What the access at `pc` depends on (the loads' addresses as the program runs), if the
-    /// program's instruction set has such an analysis.
+    /// program's instruction set has such an analysis (an access it did not see then may
+    /// depend on anything before it). `None`: no analysis, and nothing depends on anything.
     fn dependencies(&self, pc: u64) -> Option<crate::decode::SiteDependencies> {
         let _ = pc;
         None

@@ -104,11 +104,14 @@ impl Model for Power {
         let before = &evs[..e.index as usize];
         // (a hole's label is the event that was there: its kind of fence and its
         // dependencies are what the event added there again will have; its location may not be)
-        if fence(&ev.label) || ev.order.is_some_and(|o| o.includes(Order::Release)) {
-            // everything before a fence comes before what follows it
+        // everything before a fence comes before what follows it; an event the analysis
+        // cannot tell apart from what came before may depend on all of it
+        if fence(&ev.label) || ev.order.is_some_and(|o| o.includes(Order::Release)) || deps.unknown
+        {
             out.extend((0..before.len()).filter(|&i| !before[i].hole).map(at));
             return;
         }
+        out.extend(&deps.may);
         if let Some(i) = before
             .iter()
             .rposition(|x| fence(&x.label) || x.order.is_some())

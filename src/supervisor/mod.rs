@@ -667,13 +667,19 @@ fn server_died(st: std::process::ExitStatus) -> ExecError {
 impl Executor for NativeTarget {
     fn dependencies(&self, pc: u64) -> Option<crate::decode::SiteDependencies> {
         let bias = self.load_bias;
-        let d = self.plan.dependencies.get(&pc.wrapping_sub(bias))?;
+        // (an access the analysis did not see may depend on anything before it)
+        let Some(d) = self.plan.dependencies.get(&pc.wrapping_sub(bias)) else {
+            return Some(Default::default());
+        };
         let moved = |v: &[u64]| v.iter().map(|a| a.wrapping_add(bias)).collect();
         Some(crate::decode::SiteDependencies {
             addr: moved(&d.addr),
             data: moved(&d.data),
             ctrl: moved(&d.ctrl),
             ctrlisync: moved(&d.ctrlisync),
+            may: moved(&d.may),
+            may_earlier: moved(&d.may_earlier),
+            precise_in: d.precise_in.map(|a| a.wrapping_add(bias)),
         })
     }
 

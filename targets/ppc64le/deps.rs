@@ -22,30 +22,36 @@ use crate::site::{site_flags, site_kind};
 
 /// A set of a function's loads (by their index among its loads).
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Set(Vec<u64>);
+pub(super) struct Set(pub(super) Vec<u64>);
 
 impl Set {
-    fn empty(n: usize) -> Set {
+    pub(super) fn empty(n: usize) -> Set {
         Set(vec![0; n.div_ceil(64)])
     }
-    fn one(n: usize, i: usize) -> Set {
+    pub(super) fn one(n: usize, i: usize) -> Set {
         let mut s = Set::empty(n);
         s.0[i / 64] |= 1 << (i % 64);
         s
     }
-    fn union(&mut self, o: &Set) {
+    pub(super) fn contains(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+    pub(super) fn insert(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    pub(super) fn union(&mut self, o: &Set) {
         self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a |= b);
     }
     fn intersect(&mut self, o: &Set) {
         self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a &= b);
     }
-    fn remove(&mut self, i: usize) {
+    pub(super) fn remove(&mut self, i: usize) {
         self.0[i / 64] &= !(1 << (i % 64));
     }
     fn clear(&mut self) {
         self.0.iter_mut().for_each(|w| *w = 0);
     }
-    fn members(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn members(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.0.len() * 64).filter(|&i| self.0[i / 64] & (1 << (i % 64)) != 0)
     }
 }
@@ -95,7 +101,7 @@ impl State {
 }
 
 /// How an instruction moves dependencies between registers.
-enum Effect {
+pub(super) enum Effect {
     /// Writes `dst` from the sources (a subset of its true sources is enough).
     Gpr { dst: u32, srcs: Vec<u32> },
     /// Sets CR field `field` from the sources.
@@ -108,12 +114,12 @@ enum Effect {
     Unknown,
 }
 
-fn field(w: u32, shift: u32) -> u32 {
+pub(super) fn field(w: u32, shift: u32) -> u32 {
     (w >> shift) & 31
 }
 
 /// The register effect of a word that is not a memory access or a branch.
-fn effect(w: u32) -> Effect {
+pub(super) fn effect(w: u32) -> Effect {
     let po = w >> 26;
     let (rt, ra) = (field(w, 21), field(w, 16));
     let base = |r: u32| if r == 0 { vec![] } else { vec![r] };
@@ -216,19 +222,19 @@ fn x_effect(w: u32) -> Effect {
 }
 
 /// What a branch word does: its targets (`None`: not a branch).
-struct Branch {
+pub(super) struct Branch {
     /// The address it may go to (a relative or absolute target), if known.
-    target: Option<u64>,
+    pub(super) target: Option<u64>,
     /// It may also go on to the next word.
-    falls_through: bool,
+    pub(super) falls_through: bool,
     /// It may not branch at all but stay (a conditional or counter branch): the CR field it
     /// tests, if it tests one.
-    tests: Option<u32>,
+    pub(super) tests: Option<u32>,
     /// It saves the return address (a call).
-    links: bool,
+    pub(super) links: bool,
 }
 
-fn branch(w: u32, addr: u64) -> Option<Branch> {
+pub(super) fn branch(w: u32, addr: u64) -> Option<Branch> {
     let po = w >> 26;
     let links = w & 1 == 1;
     let absolute = w & 2 == 2;
@@ -318,7 +324,9 @@ pub fn dependencies(section: &CodeSection) -> BTreeMap<u64, Dependencies> {
             continue;
         }
         let inside = entries.iter().copied().filter(|&e| e >= lo && e < hi);
+        let entered_inside = inside.clone().next().is_some();
         function(&words[first..end], at(first), inside, &mut out);
+        super::may_deps::function(&words[first..end], at(first), entered_inside, &mut out);
     }
     out
 }
@@ -473,27 +481,7 @@ fn access(
     let writes = site.kind == site_kind::STORE || site.kind == site_kind::CAS;
     // a store of a general register: stw, stb, sth, std, their X forms and update forms, stmw
     // (its first register), stwcx. and friends
-    let po = w >> 26;
-    let xo = (w >> 1) & 0x3ff;
-    let gpr_store = matches!(po, 36..=39 | 44 | 45 | 47 | 62)
-        || (po == 31
-            && matches!(
-                xo,
-                151 | 183
-                    | 215
-                    | 247
-                    | 407
-                    | 439
-                    | 149
-                    | 181
-                    | 918
-                    | 662
-                    | 660
-                    | 694
-                    | 726
-                    | 150
-                    | 214
-            ));
+    let gpr_store = stores_gpr(w);
     let deps = Dependencies {
         addr: names(&state.of(&address)),
         data: if writes && gpr_store {
@@ -503,6 +491,7 @@ fn access(
         },
         ctrl: names(&state.ctrl),
         ctrlisync: names(&state.ctrlisync),
+        ..Default::default()
     };
     out.insert(addr, deps);
     // what it writes: a store-conditional CR0 (from the registers it reads, its address's and
@@ -523,7 +512,7 @@ fn access(
         next.ctrlisync.remove(me);
     }
     if site.kind == site_kind::LOAD {
-        if po == 46 {
+        if w >> 26 == 46 {
             // lmw: RT..r31
             for r in rt..32 {
                 next.gpr[r as usize].clear();
@@ -538,8 +527,34 @@ fn access(
     }
 }
 
+/// Whether the store word `w` stores a general register (its RS): stw, stb, sth, std, their X
+/// and update forms, stmw (its first register), stwcx. and friends.
+pub(super) fn stores_gpr(w: u32) -> bool {
+    let po = w >> 26;
+    let xo = (w >> 1) & 0x3ff;
+    matches!(po, 36..=39 | 44 | 45 | 47 | 62)
+        || (po == 31
+            && matches!(
+                xo,
+                151 | 183
+                    | 215
+                    | 247
+                    | 407
+                    | 439
+                    | 149
+                    | 181
+                    | 918
+                    | 662
+                    | 660
+                    | 694
+                    | 726
+                    | 150
+                    | 214
+            ))
+}
+
 /// Whether the load word `w` loads a general register (its RT).
-fn loads_gpr(w: u32) -> bool {
+pub(super) fn loads_gpr(w: u32) -> bool {
     let po = w >> 26;
     let xo = (w >> 1) & 0x3ff;
     matches!(po, 32..=35 | 40..=43 | 58)
@@ -700,7 +715,11 @@ mod tests {
         ];
         let d = analyse(&code, 14);
         let at = |a: u64| d.get(&a).cloned().unwrap_or_default();
-        assert_eq!(at(0x1000), Dependencies::default());
+        let exact = Dependencies {
+            precise_in: Some(0x1000),
+            ..Dependencies::default()
+        };
+        assert_eq!(at(0x1000), exact);
         assert_eq!(at(0x1008).addr, vec![0x1000]);
         assert_eq!(at(0x100c).data, vec![0x1000]);
         assert!(at(0x100c).addr.is_empty());
@@ -712,6 +731,54 @@ mod tests {
         assert!(at(0x1028).addr.is_empty());
         assert_eq!(at(0x1028).ctrl, vec![0x1008]);
         assert_eq!(at(0x1030), Dependencies::default());
+        // what may decide each access: the same loads, where it is all of it (not past the
+        // call, where anything may)
+        assert_eq!(at(0x1008).may, vec![0x1000]);
+        assert_eq!(at(0x100c).may, vec![0x1000]);
+        assert_eq!(at(0x1018).may, vec![0x1008]);
+        assert_eq!(at(0x1028).precise_in, Some(0x1000));
+        assert_eq!(at(0x1030).precise_in, None);
+    }
+
+    /// A value kept on the thread's stack and loaded back decides a store: no dependency the
+    /// model orders by (herd has none through memory), but one the exploration keeps.
+    #[test]
+    fn what_passes_through_the_stack_may_decide() {
+        let code = [
+            0x8083_0000, // 1000 lwz r4,0(r3)
+            0x9081_0010, // 1004 stw r4,16(r1)
+            0x3880_0000, // 1008 li r4,0
+            0x80a1_0010, // 100c lwz r5,16(r1)
+            0x90a3_0000, // 1010 stw r5,0(r3)
+            0x4e80_0020, // 1014 blr
+        ];
+        let d = analyse(&code, 6);
+        let at = |a: u64| d.get(&a).cloned().unwrap_or_default();
+        assert!(at(0x1010).data.is_empty());
+        assert_eq!(at(0x1010).may, vec![0x1000]);
+        assert_eq!(at(0x1010).precise_in, Some(0x1000));
+    }
+
+    /// A value from a load's first execution, kept past its second (`lb_data.c`'s loop):
+    /// an earlier execution's.
+    #[test]
+    fn an_earlier_execution_of_a_load_may_decide() {
+        let code = [
+            0x38c0_0000, // 1000 li r6,0
+            0x8083_0000, // 1004 lwz r4,0(r3)
+            0x2c06_0000, // 1008 cmpwi r6,0
+            0x4082_0008, // 100c bne 1014
+            0x7c85_2378, // 1010 mr r5,r4
+            0x38c6_0001, // 1014 addi r6,r6,1
+            0x2c06_0002, // 1018 cmpwi r6,2
+            0x4180_ffe8, // 101c blt 1004
+            0x90a3_0000, // 1020 stw r5,0(r3)
+            0x4e80_0020, // 1024 blr
+        ];
+        let d = analyse(&code, 10);
+        let at = |a: u64| d.get(&a).cloned().unwrap_or_default();
+        assert_eq!(at(0x1020).may_earlier, vec![0x1004]);
+        assert_eq!(at(0x1004).may, Vec::<u64>::new());
     }
 
     /// Paths meet by intersection: a dependency on one path only is none; around a loop, a

@@ -13,6 +13,7 @@
 
 pub mod deps;
 pub mod litmus;
+mod may_deps;
 
 use capstone::arch::ppc::ArchMode;
 use capstone::arch::{BuildsCapstone, BuildsCapstoneEndian};

@@ -693,10 +693,12 @@ impl Trust<'_> {
                     g.event_mut(e).order = objects::order_of(&p.op, objects::Effect::Write(0));
                 }
             }
-            if self.model.uses_dependencies() && g.label(e).access().is_some() {
-                let deps = self.exec.dependencies(p.pc).unwrap_or_default();
-                let deps = dependencies_of(&g, e, &deps);
-                g.event_mut(e).deps = (!deps.is_empty()).then(|| Box::new(deps));
+            let decides = g.label(e).access().is_some() || g.event(e).conditional.is_some();
+            if self.model.uses_dependencies() && decides {
+                if let Some(deps) = self.exec.dependencies(p.pc) {
+                    let deps = dependencies_of(&g, e, &deps);
+                    g.event_mut(e).deps = (!deps.is_empty()).then(|| Box::new(deps));
+                }
             }
             added = Some((e, self.todo.len()));
             if let Some(c) = conditional {
