@@ -654,7 +654,7 @@ impl Graph {
     /// event of a thread (not a hole) whose event of another thread (the write it reads from,
     /// the spawn, the exit it joins) has run, the earliest added first. With `future_reads`,
     /// when there is none, a read whose write has not run (a cycle of program order and
-    /// reads-from: it is given the bytes the write wrote).
+    /// reads-from: it is given the bytes the write wrote, where it wrote any).
     pub fn next_to_replay(&self, ran: &[u32], future_reads: bool) -> Option<EventId> {
         let next = |t: usize| {
             let index = ran.get(t).copied().unwrap_or(0);
@@ -676,8 +676,15 @@ impl Graph {
             .filter(ready)
             .or_else(|| candidates().filter(ready).min())
             .or_else(|| {
+                // (only a write whose bytes are known: one that never ran — a store-conditional
+                // that failed where it revisited — is waited for, its thread extended first)
+                let known = |&(_, e): &(u32, EventId)| {
+                    self.label(e).reads()
+                        && (self.label(e).rf().flatten())
+                            .is_none_or(|w| self.label(w).written().is_some_and(|b| !b.is_empty()))
+                };
                 future_reads
-                    .then(|| candidates().filter(|&(_, e)| self.label(e).reads()).min())
+                    .then(|| candidates().filter(known).min())
                     .flatten()
             })
             .map(|(_, e)| e)

@@ -633,6 +633,13 @@ pub fn json(
     if let Some((leaves, hash)) = outcome.top {
         o["top"] = json!({ "leaves": leaves, "hash": format!("{hash:016x}") });
     }
+    if !outcome.observations.is_empty() {
+        o["observations"] = json!(outcome
+            .observations
+            .iter()
+            .map(|(values, n)| json!({ "values": values, "count": n }))
+            .collect::<Vec<_>>());
+    }
     let file = |k: usize| schedule_files.get(k).map(PathBuf::as_path);
     if !outcome.errors.is_empty() {
         o["errors"] = json!(outcome

@@ -646,6 +646,13 @@ impl Trust<'_> {
                     };
                     snap = s;
                     steps += 1;
+                    // (kept events a thread has reached since are replayed, as after any step)
+                    if self.model.porf_cycles() {
+                        match self.catch_up(&mut g, snap)? {
+                            Some(s) => snap = s,
+                            None => return self.unrealizable(),
+                        }
+                    }
                     continue;
                 }
             }
