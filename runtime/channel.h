@@ -248,6 +248,9 @@ struct smc_log_entry {
 /* smc_slot.arg of SMC_OP_CAS: addr2 and arg2 hold its operands (a compare-exchange of at most
  * 8 bytes whose registers the runtime read) */
 #define SMC_CAS_OPERANDS 1u
+/* smc_slot.arg of SMC_OP_CAS at a store-conditional: arg2 holds what it stores if it writes (so
+ * that a write the engine explores without running it has its bytes) */
+#define SMC_SC_STORES 2u
 
 #define SMC_PREV_WROTE 1u /* the previous event did write (a CAS that succeeded) */
 #define SMC_PREV_VALID 2u /* prev_* describe an executed event */

@@ -695,8 +695,11 @@ static void at_reserve_site(const struct smc_site *st, uint64_t pc, greg_t *uc, 
         return; /* the load-reserve itself runs from its copy */
     }
     uint64_t outcome = SMC_SC_BY_VALUE;
+    uint32_t insn;
+    memcpy(&insn, (const char *)g_tramp + st->copy_off, 4);
     if (event) {
-        outcome = smc_stop(SMC_OP_CAS, ea, 0, size, 0, pc, &hash, site_no);
+        uint64_t stores = (uint64_t)uc[(insn >> 21) & 31];
+        outcome = stop_with(SMC_OP_CAS, ea, 0, size, SMC_SC_STORES, stores, pc, &hash, site_no);
         patch_tentative(slot, ea, size);
     }
     int holds = outcome == SMC_SC_WRITE ||
@@ -704,8 +707,6 @@ static void at_reserve_site(const struct smc_site *st, uint64_t pc, greg_t *uc, 
                  memcmp((const void *)(uintptr_t)ea, t_resv.value, size) == 0);
     t_resv.addr = 0;
     if (event) note_executed(ea, size, 1, holds);
-    uint32_t insn;
-    memcpy(&insn, (const char *)g_tramp + st->copy_off, 4);
     smc_store_conditional(insn, uc, ea, size, holds);
     smc_set_pc(uc, pc + 4);
     t_in_trap = 0;

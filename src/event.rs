@@ -571,6 +571,8 @@ pub struct Pending {
     pub skipped: u32,
     /// A compare-exchange's operands, where the runtime knows them.
     pub cas: Option<CasOperands>,
+    /// What a store-conditional stores if it writes (little-endian, of its access size).
+    pub stores: Option<u64>,
 }
 
 /// What a compare-exchange compares memory with and what it writes if equal (little-endian,

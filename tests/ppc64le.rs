@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{check, compile, example, run, run_in, source, Scratch};
+use common::{check, compile, example, outcomes, random_program, run, run_in, source, Scratch};
 
 const CROSS_CC: &str = "powerpc64le-linux-gnu-gcc";
 
@@ -541,76 +541,6 @@ fn running_with(path: &Path) -> Vec<u32> {
     v
 }
 
-/// A small random program for ppc64le: two or three threads, each a few statements over three
-/// shared words — loads into locals, stores of constants or of what was loaded, branches on a
-/// loaded value decided inline, in a called function or through a stack variable, a store
-/// made by a called function, an atomic increment — each thread recording its locals, main
-/// the final memory, with `__smc_observe`.
-fn random_program(seed: u64) -> String {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % n
-    };
-    let vars = ["x", "y", "z"];
-    let threads = 2 + next(2) as usize;
-    let mut text = String::from(
-        "#include <pthread.h>\n\
-         extern void __smc_observe(unsigned, unsigned long long) __attribute__((weak));\n\
-         volatile int x, y, z;\n\
-         int seen[3][3];\n\
-         __attribute__((noinline)) static int is(int v, int c) { return v == c; }\n\
-         __attribute__((noinline)) static void put(volatile int *p, int v) { *p = v; }\n",
-    );
-    for t in 0..threads {
-        text.push_str(&format!(
-            "static void *t{t}(void *arg) {{\n    int r0 = 0, r1 = 0, r2 = 0;\n"
-        ));
-        for _ in 0..2 + next(3) {
-            let (v, r, c, c2) = (vars[next(3) as usize], next(3), 1 + next(2), 1 + next(2));
-            let stmt = match next(8) {
-                0 | 1 => format!("r{r} = {v};"),
-                2 => format!("{v} = {c};"),
-                3 => format!("{v} = r{r} + {c};"),
-                4 => format!("if (r{r} == {c}) {v} = {c2};"),
-                5 => format!("if (is(r{r}, {c})) {v} = {c2};"),
-                6 => format!("{{ volatile int s = r{r}; if (s == {c}) put(&{v}, {c2}); }}"),
-                _ => format!("r{r} = __atomic_fetch_add(&{v}, 1, __ATOMIC_RELAXED);"),
-            };
-            text.push_str(&format!("    {stmt}\n"));
-        }
-        text.push_str(&format!(
-            "    seen[{t}][0] = r0; seen[{t}][1] = r1; seen[{t}][2] = r2;\n    return arg;\n}}\n"
-        ));
-    }
-    text.push_str(&format!(
-        "int main(void) {{\n    pthread_t t[{threads}];\n    void *(*f[])(void *) = {{{}}};\n\
-         \x20   for (int i = 0; i < {threads}; i++) pthread_create(&t[i], 0, f[i], 0);\n\
-         \x20   for (int i = 0; i < {threads}; i++) pthread_join(t[i], 0);\n\
-         \x20   for (int i = 0; i < 9; i++) __smc_observe(i, seen[i / 3][i % 3]);\n\
-         \x20   __smc_observe(9, x); __smc_observe(10, y); __smc_observe(11, z);\n\
-         \x20   return 0;\n}}\n",
-        (0..threads)
-            .map(|t| format!("t{t}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
-    text
-}
-
-/// The final states a program's executions end in (`observations` of `--json`).
-fn outcomes(r: &common::Run) -> std::collections::BTreeSet<String> {
-    let json = r.json.as_ref().expect("a JSON result");
-    json["observations"]
-        .as_array()
-        .expect("observations")
-        .iter()
-        .map(|o| o["values"].to_string())
-        .collect()
-}
-
 /// POWER allows every execution sc does, so on random programs every final state sc reaches
 /// must be reached under power too, whatever the code does between a read and what rests on
 /// it (a call, a stack variable, a store-conditional loop); and the graph engine under sc
@@ -618,17 +548,19 @@ fn outcomes(r: &common::Run) -> std::collections::BTreeSet<String> {
 #[test]
 fn random_programs_reach_under_power_every_state_sc_does() {
     let scratch = Scratch::new("ppc64le-random");
-    // (and one the random programs found, kept as it is cheap: seed 79's)
-    let found = std::fs::read_to_string(source("power/pieces_after_a_revisit.c")).unwrap();
-    for seed in 0..=24u64 {
-        let text = if seed == 0 {
-            found.clone()
-        } else {
-            random_program(seed)
+    // (and programs the random ones found, each cut down to what it needs)
+    let found = [
+        "power/pieces_after_a_revisit.c",
+        "power/increment_read_before_it_ran.c",
+    ];
+    for seed in 0..=24u64 + found.len() as u64 {
+        let text = match seed.checked_sub(25) {
+            Some(k) => std::fs::read_to_string(source(found[k as usize])).unwrap(),
+            None => random_program(seed),
         };
         let src = scratch.0.join(format!("random{seed}.c"));
         std::fs::write(&src, &text).unwrap();
-        let opt = if seed % 4 == 1 { "-O0" } else { "-O2" };
+        let opt = if seed % 4 == 1 && seed <= 24 { "-O0" } else { "-O2" };
         let bin = cross(&scratch, &src, &[opt]);
         let sc = check(&bin, "sc", &["--keep-going"]);
         let graph = check(&bin, "sc", &["--keep-going", "--engine", "graph"]);

@@ -82,6 +82,8 @@ pub mod op {
     /// `arg` of a compare-exchange whose operands the runtime reports: `addr2` what it
     /// compares with, `arg2` what it writes.
     pub const CAS_OPERANDS: u64 = 1;
+    /// `arg` of a store-conditional's stop: `arg2` what it stores if it writes.
+    pub const SC_STORES: u64 = 2;
 }
 
 pub mod slot_state {
@@ -919,6 +921,7 @@ impl Channel {
                     desired: s.arg2,
                 },
             ),
+            stores: (s.op == op::CAS && s.arg & op::SC_STORES != 0 && size <= 8).then_some(s.arg2),
         })
     }
 

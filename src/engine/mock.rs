@@ -268,6 +268,7 @@ impl Mock {
                         site: 0,
                         skipped: 0,
                         cas: self.operands(i, &op),
+                        stores: None,
                     }),
                     None => SlotState::Exited,
                 },

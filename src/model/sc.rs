@@ -48,6 +48,7 @@ mod tests {
                 site: 0,
                 skipped: 0,
                 cas: None,
+                stores: None,
             },
         )
     }

@@ -402,6 +402,7 @@ impl<'a> Explorer<'a> {
                 site: 0,
                 skipped: 0,
                 cas: None,
+                stores: None,
             });
         }
     }

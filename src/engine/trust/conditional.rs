@@ -41,14 +41,19 @@ impl StoreConditional {
         })
     }
 
-    /// The label it is added with: a write where it may write (its bytes known once it ran),
-    /// else a failure.
-    pub(super) fn label(&self) -> Label {
+    /// The label it is added with: a write where it may write, else a failure. The write's
+    /// bytes are what the runtime says it `stores` (else known once it ran): a graph where it
+    /// wrote may be made while this execution has it fail, and a read of that write replayed
+    /// before it runs again gets them.
+    pub(super) fn label(&self, stores: Option<u64>) -> Label {
+        let bytes = stores.map_or_else(StoreBytes::new, |v| {
+            StoreBytes::from(&v.to_le_bytes()[..(self.size as usize).min(8)])
+        });
         match self.reserve {
             Some(_) => Label::Write {
                 addr: self.addr,
                 size: self.size,
-                bytes: StoreBytes::new(),
+                bytes,
             },
             None => Label::Local,
         }

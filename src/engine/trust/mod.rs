@@ -682,7 +682,7 @@ impl Trust<'_> {
                     let Some(c) = StoreConditional::new(&g, at, addr.0, size) else {
                         return self.unrealizable();
                     };
-                    label = c.label();
+                    label = c.label(p.stores);
                     Some(c)
                 }
                 _ => None,
