@@ -560,7 +560,11 @@ fn random_programs_reach_under_power_every_state_sc_does() {
         };
         let src = scratch.0.join(format!("random{seed}.c"));
         std::fs::write(&src, &text).unwrap();
-        let opt = if seed % 4 == 1 && seed <= 24 { "-O0" } else { "-O2" };
+        let opt = if seed % 4 == 1 && seed <= 24 {
+            "-O0"
+        } else {
+            "-O2"
+        };
         let bin = cross(&scratch, &src, &[opt]);
         let sc = check(&bin, "sc", &["--keep-going"]);
         let graph = check(&bin, "sc", &["--keep-going", "--engine", "graph"]);

@@ -340,22 +340,11 @@ fn function(
     out: &mut BTreeMap<u64, Dependencies>,
 ) {
     let at = |i: usize| addr + 4 * i as u64;
-    let sites: Vec<Option<crate::site::Site>> = code
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| super::classify(w, at(i)))
-        .collect();
-    // the loads a register may take a dependency from: shared (not the thread's own stack)
-    let mut load_index = vec![usize::MAX; code.len()];
-    let mut loads = Vec::new();
-    for (i, s) in sites.iter().enumerate() {
-        if let Some(s) = s {
-            if s.kind == site_kind::LOAD && s.flags & site_flags::PRIVATE == 0 {
-                load_index[i] = loads.len();
-                loads.push(at(i));
-            }
-        }
-    }
+    let Words {
+        sites,
+        load_index,
+        loads,
+    } = Words::of(code, addr);
     if loads.is_empty() {
         return;
     }
@@ -372,25 +361,13 @@ fn function(
         };
         let w = code[i];
         let mut next = state.clone();
-        let mut succ: Vec<usize> = Vec::new();
-        let index_of = |a: u64| {
-            (a >= addr && a < at(code.len()) && (a - addr).is_multiple_of(4))
-                .then(|| ((a - addr) / 4) as usize)
-        };
-        if let Some(b) = branch(w, at(i)) {
+        let b = branch(w, at(i));
+        if let Some(b) = &b {
             if let Some(f) = b.tests {
                 next.ctrl.union(&state.cr[f as usize]);
             }
             if b.links {
                 next = State::new(n); // a call: the callee may run this function's loads
-            }
-            if let Some(t) = b.target.and_then(index_of) {
-                if !b.links {
-                    succ.push(t);
-                }
-            }
-            if b.falls_through && i + 1 < code.len() {
-                succ.push(i + 1);
             }
         } else {
             if let Some(site) = &sites[i] {
@@ -419,25 +396,93 @@ fn function(
             if w >> 26 == 17 {
                 next = State::new(n); // a system call
             }
-            if i + 1 < code.len() {
+        }
+        let succ = successors(b.as_ref(), i, code.len(), addr);
+        propagate(&mut before, &succ, &next, &mut work, State::meet);
+    }
+}
+
+/// A function's words classified: each one's site, and the loads a value may come from
+/// (shared ones, not the thread's own stack), by their index among them and their address.
+pub(super) struct Words {
+    pub(super) sites: Vec<Option<crate::site::Site>>,
+    pub(super) load_index: Vec<usize>,
+    pub(super) loads: Vec<u64>,
+}
+
+impl Words {
+    pub(super) fn of(code: &[u32], addr: u64) -> Words {
+        let at = |i: usize| addr + 4 * i as u64;
+        let sites: Vec<Option<crate::site::Site>> = code
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| super::classify(w, at(i)))
+            .collect();
+        let mut load_index = vec![usize::MAX; code.len()];
+        let mut loads = Vec::new();
+        for (i, s) in sites.iter().enumerate() {
+            if let Some(s) = s {
+                if s.kind == site_kind::LOAD && s.flags & site_flags::PRIVATE == 0 {
+                    load_index[i] = loads.len();
+                    loads.push(at(i));
+                }
+            }
+        }
+        Words {
+            sites,
+            load_index,
+            loads,
+        }
+    }
+}
+
+/// Where control goes after word `i` of a function of `len` words at `addr`, `b` if it is a
+/// branch: its target inside the function (not a call's), and the next word where it falls
+/// through.
+pub(super) fn successors(b: Option<&Branch>, i: usize, len: usize, addr: u64) -> Vec<usize> {
+    let mut succ = Vec::new();
+    let inside = |a: u64| {
+        (a >= addr && a < addr + 4 * len as u64 && (a - addr).is_multiple_of(4))
+            .then(|| ((a - addr) / 4) as usize)
+    };
+    match b {
+        Some(b) => {
+            if let Some(t) = b.target.filter(|_| !b.links).and_then(inside) {
+                succ.push(t);
+            }
+            if b.falls_through && i + 1 < len {
                 succ.push(i + 1);
             }
         }
-        for s in succ {
-            let changed = match &mut before[s] {
-                None => {
-                    before[s] = Some(next.clone());
-                    true
-                }
-                Some(old) => {
-                    let was = old.clone();
-                    old.meet(&next);
-                    *old != was
-                }
-            };
-            if changed {
-                work.push(s);
+        None if i + 1 < len => succ.push(i + 1),
+        None => {}
+    }
+    succ
+}
+
+/// The state after a word, `next`, reaches its successors `succ`: merged into what each had
+/// (`merge`), and those that changed are looked at again.
+pub(super) fn propagate<S: Clone + PartialEq>(
+    before: &mut [Option<S>],
+    succ: &[usize],
+    next: &S,
+    work: &mut Vec<usize>,
+    merge: impl Fn(&mut S, &S),
+) {
+    for &s in succ {
+        let changed = match &mut before[s] {
+            None => {
+                before[s] = Some(next.clone());
+                true
             }
+            Some(old) => {
+                let was = old.clone();
+                merge(old, next);
+                *old != was
+            }
+        };
+        if changed {
+            work.push(s);
         }
     }
 }

@@ -26,7 +26,9 @@ use std::collections::BTreeMap;
 use crate::decode::SiteDependencies as Dependencies;
 use crate::site::{site_flags, site_kind, REG_NONE};
 
-use super::deps::{branch, effect, field, loads_gpr, stores_gpr, Effect, Set};
+use super::deps::{
+    branch, effect, field, loads_gpr, propagate, stores_gpr, successors, Effect, Set, Words,
+};
 
 /// What values may have reached a point of the function.
 #[derive(Clone, PartialEq, Eq)]
@@ -153,21 +155,11 @@ pub(super) fn function(
         return;
     }
     let at = |i: usize| addr + 4 * i as u64;
-    let sites: Vec<Option<crate::site::Site>> = code
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| super::classify(w, at(i)))
-        .collect();
-    let mut load_index = vec![usize::MAX; code.len()];
-    let mut loads = Vec::new();
-    for (i, s) in sites.iter().enumerate() {
-        if let Some(s) = s {
-            if s.kind == site_kind::LOAD && s.flags & site_flags::PRIVATE == 0 {
-                load_index[i] = loads.len();
-                loads.push(at(i));
-            }
-        }
-    }
+    let Words {
+        sites,
+        load_index,
+        loads,
+    } = Words::of(code, addr);
     // (a load's value from its latest execution is token k, from an earlier one n + k)
     let n = loads.len().max(1);
     let mut before: Vec<Option<State>> = vec![None; code.len()];
@@ -181,12 +173,8 @@ pub(super) fn function(
         };
         let w = code[i];
         let mut next = state.clone();
-        let mut succ: Vec<usize> = Vec::new();
-        let index_of = |a: u64| {
-            (a >= addr && a < at(code.len()) && (a - addr).is_multiple_of(4))
-                .then(|| ((a - addr) / 4) as usize)
-        };
-        if let Some(b) = branch(w, at(i)) {
+        let b = branch(w, at(i));
+        if let Some(b) = &b {
             if let Some(f) = b.tests {
                 next.ctrl.union(&state.cr[f as usize]);
             }
@@ -198,11 +186,6 @@ pub(super) fn function(
             }
             if b.links {
                 next.lost = true; // a call
-            } else if let Some(t) = b.target.and_then(index_of) {
-                succ.push(t);
-            }
-            if b.falls_through && i + 1 < code.len() {
-                succ.push(i + 1);
             }
         } else {
             step(w, sites[i].as_ref(), &state, &mut next, load_index[i], n);
@@ -214,26 +197,9 @@ pub(super) fn function(
                     None => may[i] = Some(on),
                 }
             }
-            if i + 1 < code.len() {
-                succ.push(i + 1);
-            }
         }
-        for s in succ {
-            let changed = match &mut before[s] {
-                None => {
-                    before[s] = Some(next.clone());
-                    true
-                }
-                Some(old) => {
-                    let was = old.clone();
-                    old.join(&next);
-                    *old != was
-                }
-            };
-            if changed {
-                work.push(s);
-            }
-        }
+        let succ = successors(b.as_ref(), i, code.len(), addr);
+        propagate(&mut before, &succ, &next, &mut work, State::join);
     }
     for (i, set) in may.into_iter().enumerate() {
         if let (Some(set), false) = (set, lost[i]) {
