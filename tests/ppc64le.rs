@@ -548,23 +548,22 @@ fn running_with(path: &Path) -> Vec<u32> {
 #[test]
 fn random_programs_reach_under_power_every_state_sc_does() {
     let scratch = Scratch::new("ppc64le-random");
+    let random = (0..=24u64).map(|seed| {
+        let opt = if seed % 4 == 1 { "-O0" } else { "-O2" };
+        (format!("seed {seed}"), random_program(seed), opt)
+    });
     // (and programs the random ones found, each cut down to what it needs)
     let found = [
         "power/pieces_after_a_revisit.c",
         "power/increment_read_before_it_ran.c",
-    ];
-    for seed in 0..=24u64 + found.len() as u64 {
-        let text = match seed.checked_sub(25) {
-            Some(k) => std::fs::read_to_string(source(found[k as usize])).unwrap(),
-            None => random_program(seed),
-        };
-        let src = scratch.0.join(format!("random{seed}.c"));
+    ]
+    .map(|f| {
+        let text = std::fs::read_to_string(source(f)).unwrap();
+        (f.to_string(), text, "-O2")
+    });
+    for (k, (case, text, opt)) in random.chain(found).enumerate() {
+        let src = scratch.0.join(format!("random{k}.c"));
         std::fs::write(&src, &text).unwrap();
-        let opt = if seed % 4 == 1 && seed <= 24 {
-            "-O0"
-        } else {
-            "-O2"
-        };
         let bin = cross(&scratch, &src, &[opt]);
         let sc = check(&bin, "sc", &["--keep-going"]);
         let graph = check(&bin, "sc", &["--keep-going", "--engine", "graph"]);
@@ -573,7 +572,7 @@ fn random_programs_reach_under_power_every_state_sc_does() {
             assert_eq!(
                 r.verdict(),
                 "ok",
-                "seed {seed} {opt}:\n{text}\n{}{}",
+                "{case} {opt}:\n{text}\n{}{}",
                 r.stdout,
                 r.stderr
             );
@@ -581,12 +580,12 @@ fn random_programs_reach_under_power_every_state_sc_does() {
         let (sc, graph, power) = (outcomes(&sc), outcomes(&graph), outcomes(&power));
         assert_eq!(
             sc, graph,
-            "seed {seed} {opt}: the engines differ under sc:\n{text}"
+            "{case} {opt}: the engines differ under sc:\n{text}"
         );
         let missed: Vec<&String> = sc.difference(&power).collect();
         assert!(
             missed.is_empty(),
-            "seed {seed} {opt}: power misses final states sc reaches: {missed:?}\n{text}"
+            "{case} {opt}: power misses final states sc reaches: {missed:?}\n{text}"
         );
     }
 }

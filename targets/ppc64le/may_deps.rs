@@ -69,7 +69,7 @@ impl State {
         }
     }
 
-    fn sets(&mut self) -> impl Iterator<Item = &mut Set> {
+    fn sets_mut(&mut self) -> impl Iterator<Item = &mut Set> {
         (self.gpr.iter_mut()).chain(self.cr.iter_mut()).chain([
             &mut self.lr,
             &mut self.ctr,
@@ -78,9 +78,17 @@ impl State {
         ])
     }
 
+    fn sets(&self) -> impl Iterator<Item = &Set> {
+        (self.gpr.iter()).chain(self.cr.iter()).chain([
+            &self.lr,
+            &self.ctr,
+            &self.ctrl,
+            &self.stack,
+        ])
+    }
+
     fn join(&mut self, o: &State) {
-        let mut theirs = o.clone();
-        for (a, b) in self.sets().zip(theirs.sets()) {
+        for (a, b) in self.sets_mut().zip(o.sets()) {
             a.union(b);
         }
         self.stacky |= o.stacky;
@@ -164,8 +172,6 @@ pub(super) fn function(
     let n = loads.len().max(1);
     let mut before: Vec<Option<State>> = vec![None; code.len()];
     before[0] = Some(State::new(2 * n));
-    let mut may: Vec<Option<Set>> = vec![None; code.len()];
-    let mut lost = vec![false; code.len()];
     let mut work = vec![0usize];
     while let Some(i) = work.pop() {
         let Some(state) = before[i].clone() else {
@@ -189,20 +195,17 @@ pub(super) fn function(
             }
         } else {
             step(w, sites[i].as_ref(), &state, &mut next, load_index[i], n);
-            if let Some(site) = &sites[i] {
-                lost[i] |= state.lost;
-                let on = may_depend(w, site, &state);
-                match &mut may[i] {
-                    Some(m) => m.union(&on),
-                    None => may[i] = Some(on),
-                }
-            }
         }
         let succ = successors(b.as_ref(), i, code.len(), addr);
         propagate(&mut before, &succ, &next, &mut work, State::join);
     }
-    for (i, set) in may.into_iter().enumerate() {
-        if let (Some(set), false) = (set, lost[i]) {
+    // (what reaches each access, once every path has: the states only grow)
+    for (i, (site, state)) in sites.iter().zip(&before).enumerate() {
+        let (Some(site), Some(state)) = (site, state) else {
+            continue;
+        };
+        if !state.lost {
+            let set = may_depend(code[i], site, state);
             let d = out.entry(at(i)).or_default();
             d.may = set.members().filter(|&k| k < n).map(|k| loads[k]).collect();
             d.may_earlier = set
@@ -346,7 +349,7 @@ fn access(w: u32, site: &crate::site::Site, state: &State, next: &mut State, me:
         // stack holds)
         if me != usize::MAX {
             // what its earlier executions gave is now an earlier execution's
-            for set in next.sets() {
+            for set in next.sets_mut() {
                 if set.contains(me) {
                     set.remove(me);
                     set.insert(n + me);

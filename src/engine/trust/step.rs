@@ -98,38 +98,36 @@ pub(super) fn dependencies_of(
             })
             .collect()
     };
-    // (the latest read at each load it may depend on, whatever loads since were no event:
-    // one of those may have been another load's; and every read before it at the loads whose
-    // earlier executions it may depend on)
-    let mut may = Vec::new();
-    let mut latest_seen: Vec<u64> = Vec::new();
-    for (i, x) in evs.iter().enumerate().rev() {
-        if !x.label.reads() {
-            continue;
-        }
-        let latest = d.may.contains(&x.pc) && !latest_seen.contains(&x.pc);
-        let earlier = d.may_earlier.contains(&x.pc);
-        if latest || earlier {
-            may.push(EventId {
-                thread: e.thread,
-                index: i as u32,
-            });
-        }
-        if d.may.contains(&x.pc) || d.may_earlier.contains(&x.pc) {
-            latest_seen.push(x.pc);
-        }
-    }
     // (exact only in its thread's start routine: a thread's first event, its start, names it)
     let start = (g.threads[e.thread as usize].first())
         .filter(|x| matches!(x.label, Label::Start))
         .map(|x| x.pc);
+    let unknown = d.precise_in.is_none_or(|f| start != Some(f));
+    // (where it is exact: the latest read at each load it may depend on, whatever loads since
+    // were no event — one of those may have been another load's; and every read at the loads
+    // whose earlier executions it may depend on)
+    let mut may = Vec::new();
+    let mut reached: Vec<u64> = Vec::new();
+    let named = |pc: &u64| d.may.contains(pc) || d.may_earlier.contains(pc);
+    for (i, x) in evs.iter().enumerate().rev().filter(|_| !unknown) {
+        if !x.label.reads() || !named(&x.pc) {
+            continue;
+        }
+        if d.may_earlier.contains(&x.pc) || !reached.contains(&x.pc) {
+            may.push(EventId {
+                thread: e.thread,
+                index: i as u32,
+            });
+            reached.push(x.pc);
+        }
+    }
     Dependencies {
         addr: latest(&d.addr),
         data: latest(&d.data),
         ctrl: latest(&d.ctrl),
         ctrlisync: latest(&d.ctrlisync),
         may,
-        unknown: d.precise_in.is_none() || d.precise_in != start,
+        unknown,
     }
 }
 
