@@ -359,7 +359,13 @@ impl Graph {
 
     /// `thread`'s events, to change: copied first where another graph shares them.
     pub fn events_mut(&mut self, thread: u32) -> &mut Vec<GraphEvent> {
-        Arc::make_mut(&mut self.threads[thread as usize])
+        let evs = &mut self.threads[thread as usize];
+        if Arc::get_mut(evs).is_none() {
+            // (a copy with room for the events the running execution adds to the thread next:
+            // one that grew from its exact length would be copied again at once)
+            *evs = Arc::new(with_room(evs, evs.len()));
+        }
+        Arc::get_mut(evs).expect("a thread's events of its own")
     }
 
     /// How many events (holes are none).
@@ -604,7 +610,8 @@ impl Graph {
             if keep.first(t as u32) as usize >= evs.len() {
                 return Arc::clone(evs); // kept whole
             }
-            let mut cut = evs[..keep.extent(t).min(evs.len())].to_vec();
+            // (room for the events the next execution adds again)
+            let mut cut = with_room(&evs[..keep.extent(t).min(evs.len())], evs.len());
             trim_holes(&mut cut);
             for (i, ev) in cut.iter_mut().enumerate() {
                 let e = EventId {
@@ -689,6 +696,13 @@ impl Graph {
             })
             .map(|(_, e)| e)
     }
+}
+
+/// A copy of `events` with room for `len` of them and some more.
+fn with_room(events: &[GraphEvent], len: usize) -> Vec<GraphEvent> {
+    let mut copy = Vec::with_capacity(len.max(events.len()) + 8);
+    copy.extend_from_slice(events);
+    copy
 }
 
 /// A thread ends with its last event, not with holes.

@@ -93,7 +93,7 @@ impl Trust<'_> {
         let mut ran = vec![0u32; g.threads.len()];
         let mut slots: Vec<u32> = vec![0];
         let mut last: HashMap<u64, EventId> = HashMap::default();
-        let mut steps = Vec::new();
+        let mut steps = Vec::with_capacity(g.threads.iter().map(|evs| evs.len()).sum());
         while let Some(e) = next(&ran, steps.len()) {
             let Some(slot) = slots.iter().position(|&t| t == e.thread) else {
                 break;
