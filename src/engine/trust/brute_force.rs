@@ -1,6 +1,8 @@
 //! Every run of a small program under the operational SC, TSO and PSO semantics (memory;
 //! one FIFO store buffer per thread; one buffer per thread and location), each reduced to its
-//! reads-from and coherence order: the graphs the graph engine must visit, once each.
+//! reads-from and coherence order: the graphs the graph engine must visit, once each. For the
+//! models with no such semantics here, every choice of sources (RA: and whether some coherence
+//! order makes it consistent; POWER: with every coherence order, as the model judges it).
 
 use std::collections::BTreeSet;
 
@@ -316,4 +318,109 @@ fn permutations(items: Vec<usize>) -> Vec<Vec<usize>> {
         }
     }
     out
+}
+
+/// Every execution graph of `threads` (loads, stores, fetch-and-adds, fences) that `model`
+/// accepts, tried with every choice of sources and every coherence order of each location:
+/// the sources of each (once per coherence order that makes them consistent). For a model
+/// with no operational semantics here (POWER).
+pub fn consistent_graphs(
+    threads: &[Vec<(Op, u64)>],
+    model: &dyn crate::model::Model,
+) -> Vec<Vec<(Event, Option<Event>)>> {
+    use crate::graph::{EventId, Graph, Label};
+    let events: Vec<Event> = threads
+        .iter()
+        .enumerate()
+        .flat_map(|(t, ops)| (0..ops.len()).map(move |i| (t, i)))
+        .collect();
+    let op = |e: Event| &threads[e.0][e.1].0;
+    let addr = |e: Event| match op(e) {
+        Op::Load { addr, .. } | Op::Store { addr, .. } | Op::Rmw { addr, .. } => Some(addr.0),
+        _ => None,
+    };
+    let reads: Vec<Event> = (events.iter().copied())
+        .filter(|&e| matches!(op(e), Op::Load { .. } | Op::Rmw { .. }))
+        .collect();
+    let writes = |a: u64| -> Vec<Event> {
+        (events.iter().copied())
+            .filter(|&e| matches!(op(e), Op::Store { .. } | Op::Rmw { .. }) && addr(e) == Some(a))
+            .collect()
+    };
+    let choices: Vec<Vec<Option<Event>>> = reads
+        .iter()
+        .map(|&r| {
+            let others = writes(addr(r).unwrap()).into_iter().filter(|&w| w != r);
+            std::iter::once(None).chain(others.map(Some)).collect()
+        })
+        .collect();
+    let mut locations: Vec<u64> = events.iter().filter_map(|&e| addr(e)).collect();
+    locations.sort_unstable();
+    locations.dedup();
+    let orders: Vec<Vec<Vec<usize>>> = (locations.iter())
+        .map(|&a| permutations((0..writes(a).len()).collect()))
+        .collect();
+    let id = |(t, i): Event| EventId {
+        thread: t as u32,
+        index: i as u32,
+    };
+    let mut g = Graph::default();
+    for (t, ops) in threads.iter().enumerate() {
+        g.add_thread(None);
+        for (op, _) in ops {
+            let label = match *op {
+                Op::Load { addr, size } => Label::Read {
+                    addr: addr.0,
+                    size,
+                    rf: None,
+                },
+                Op::Store { addr, size } => Label::Write {
+                    addr: addr.0,
+                    size,
+                    bytes: Default::default(),
+                },
+                Op::Rmw { addr, size } => Label::Update {
+                    addr: addr.0,
+                    size,
+                    rf: None,
+                    bytes: Default::default(),
+                },
+                ref op => super::step::label_of(op, &[])
+                    .ok()
+                    .flatten()
+                    .expect("a fence has a label"),
+            };
+            g.push(t as u32, label, 0, 0);
+        }
+    }
+    let mut out = Vec::new();
+    let mut sources = vec![0usize; reads.len()];
+    loop {
+        for (&r, (&k, choice)) in reads.iter().zip(sources.iter().zip(&choices)) {
+            match g.label_mut(id(r)) {
+                Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = choice[k].map(id),
+                _ => unreachable!(),
+            }
+        }
+        let mut order = vec![0usize; locations.len()];
+        loop {
+            for (l, &a) in locations.iter().enumerate() {
+                let ws = writes(a);
+                if !ws.is_empty() {
+                    let co = orders[l][order[l]].iter().map(|&i| id(ws[i])).collect();
+                    g.co.insert(a, co);
+                }
+            }
+            if model.consistent(&g) {
+                let rf = reads.iter().zip(&sources).zip(&choices);
+                out.push(rf.map(|((&r, &k), c)| (r, c[k])).collect());
+            }
+            if !advance(&mut order, |l| orders[l].len()) {
+                break;
+            }
+        }
+        if !advance(&mut sources, |i| choices[i].len()) {
+            return out;
+        }
+    }
 }

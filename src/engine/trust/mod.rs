@@ -724,7 +724,8 @@ impl Trust<'_> {
                     };
                     if let Some(mut graphs) = labelled {
                         // (the last source's, as for a read)
-                        let Some(first) = graphs.pop() else {
+                        let Some(first) = take_known(&mut graphs, e) else {
+                            self.todo.extend(graphs);
                             self.outcome.stats.blocked += 1;
                             return self.exec.end();
                         };
@@ -744,14 +745,24 @@ impl Trust<'_> {
                             _ => {
                                 let ok = self.consistent_candidates(&mut g, e, &candidates);
                                 let ok = ok.as_deref();
-                                let Some(k) = self.last_source(&mut g, e, &candidates, ok) else {
+                                let Some(last) = self.last_source(&mut g, e, &candidates, ok)
+                                else {
+                                    self.outcome.stats.blocked += 1;
+                                    return self.exec.end();
+                                };
+                                let Some(k) = self.running_source(&mut g, e, &candidates, ok, last)
+                                else {
+                                    let all =
+                                        self.other_sources(&mut g, e, &candidates, ok, last, None);
+                                    self.todo.extend(all);
                                     self.outcome.stats.blocked += 1;
                                     return self.exec.end();
                                 };
                                 // (each other source's graph is a copy with its own source)
                                 set_source(&mut g, e, candidates[k]);
                                 let started = self.start_step(&mut g, slot, &p, e)?;
-                                let others = self.other_sources(&mut g, e, &candidates, ok, k);
+                                let others =
+                                    self.other_sources(&mut g, e, &candidates, ok, last, Some(k));
                                 self.todo.extend(others);
                                 snap = self.finish_step(&mut g, slot, &p, e, started)?;
                             }
@@ -780,8 +791,10 @@ impl Trust<'_> {
                                 self.revisits(h, e);
                             }
                         }
-                        let Some(first) = options.pop() else {
-                            // only sources taken by other updates: their revisits go on
+                        let Some(first) = take_known(&mut options, e) else {
+                            // only sources taken by other updates (their revisits go on), or
+                            // writes that have not run (their graphs are replayed)
+                            self.todo.extend(options);
                             self.outcome.stats.blocked += 1;
                             return self.exec.end();
                         };
@@ -932,6 +945,20 @@ fn can_run(snap: &Snapshot, slot: u32, op: &Op, but: Option<u32>) -> bool {
             .all(|s| s == slot || Some(s) == but || stopped(snap, s).is_none()),
         _ => true,
     }
+}
+
+/// Takes the last of `graphs` in which read `e` reads from a write whose bytes are known (the
+/// execution goes on with it; see [`written_known`]).
+fn take_known(graphs: &mut Vec<Graph>, e: EventId) -> Option<Graph> {
+    let k = (graphs.iter()).rposition(|h| written_known(h, h.label(e).rf().flatten()))?;
+    Some(graphs.remove(k))
+}
+
+/// Are the bytes of `w` (`None`: the initial value) known? Not those of a write this execution
+/// has not run that never ran (an update added after a hole, before its step), which only
+/// graphs with porf cycles have: a read of it is given them once it has run (`catch_up`).
+fn written_known(g: &Graph, w: Option<EventId>) -> bool {
+    w.is_none_or(|w| g.label(w).written().is_some_and(|b| !b.is_empty()))
 }
 
 fn stopped(snap: &Snapshot, slot: u32) -> Option<Pending> {

@@ -111,19 +111,41 @@ impl Trust<'_> {
         })
     }
 
-    /// The graphs of read `e` reading from each of the first `k` of `candidates` that keep
-    /// it consistent.
+    /// The graphs of read `e` reading from each of the first `last` + 1 of `candidates` (but
+    /// the one the execution takes, `running`) that keep it consistent.
     pub(super) fn other_sources(
         &self,
         g: &mut Graph,
         e: EventId,
         candidates: &[Option<EventId>],
         consistent: Option<&[bool]>,
-        k: usize,
+        last: usize,
+        running: Option<usize>,
     ) -> Vec<Graph> {
-        (candidates[..k].iter().enumerate())
+        (candidates[..=last].iter().enumerate())
+            .filter(|&(i, _)| Some(i) != running)
             .filter_map(|(i, &w)| self.source_graph(g, e, w, consistent.map(|ok| ok[i])))
             .collect()
+    }
+
+    /// Which of `candidates`, `last` the last consistent one, read `e` takes in the running
+    /// execution: the last consistent one whose bytes are known ([`super::written_known`]).
+    /// `None` where none is.
+    pub(super) fn running_source(
+        &self,
+        g: &mut Graph,
+        e: EventId,
+        candidates: &[Option<EventId>],
+        consistent: Option<&[bool]>,
+        last: usize,
+    ) -> Option<usize> {
+        if super::written_known(g, candidates[last]) {
+            return Some(last);
+        }
+        (0..last).rev().find(|&k| {
+            super::written_known(g, candidates[k])
+                && self.reads_consistently(g, e, candidates[k], consistent.map(|ok| ok[k]))
+        })
     }
 
     /// Which of `candidates` read `e` may read from consistently, where `e` is the last of
@@ -384,6 +406,14 @@ impl Trust<'_> {
             }
             if !revisited_exchange(&mut h, r, a) {
                 continue;
+            }
+            // an update that is no compare-exchange (whose bytes are its operand) writes what
+            // its new source makes it write: unknown until it runs again (a replay that checks
+            // the kept writes' bytes would take the old ones for a graph that cannot be)
+            if h.event(r).cas.is_none() {
+                if let Label::Update { bytes, .. } = h.label_mut(r) {
+                    *bytes = Default::default();
+                }
             }
             if h.label(r).writes() && self.model.enumerates_coherence() {
                 h.unplace(r);

@@ -153,12 +153,19 @@ impl Trust<'_> {
                     }
                 }
                 let ok = self.consistent_candidates(g, e, &candidates);
-                let Some(k) = self.last_source(g, e, &candidates, ok.as_deref()) else {
+                let ok = ok.as_deref();
+                let last = self.last_source(g, e, &candidates, ok);
+                let k = last.and_then(|last| self.running_source(g, e, &candidates, ok, last));
+                if let (Some(last), None) = (last, k) {
+                    let all = self.other_sources(g, e, &candidates, ok, last, None);
+                    self.todo.extend(all);
+                }
+                let (Some(last), Some(k)) = (last, k) else {
                     self.outcome.stats.blocked += 1;
                     self.exec.end()?;
                     return Ok(None);
                 };
-                let others = self.other_sources(g, e, &candidates, ok.as_deref(), k);
+                let others = self.other_sources(g, e, &candidates, ok, last, Some(k));
                 self.todo.extend(others);
                 set_source(g, e, candidates[k]);
             }
