@@ -2,7 +2,6 @@
 //! One file per model; the engine reaches them only through [`Model`].
 
 mod axioms;
-mod clocks;
 mod power;
 mod pso;
 mod ra;
@@ -10,7 +9,6 @@ mod relation;
 mod sc;
 mod tso;
 
-pub use clocks::GraphClocks;
 pub use power::Power;
 pub use pso::Pso;
 pub use ra::Ra;
@@ -59,12 +57,6 @@ pub trait Model: Sync {
     /// revisit, given its source): a model may check only what `e` can change.
     fn consistent_after(&self, g: &Graph, _e: EventId) -> bool {
         self.consistent(g)
-    }
-    /// [`Model::consistent_after`] for `h`, the graph `clocks` are of cut down to the events a
-    /// revisit of read `r` keeps, `r` given its new source: no kept event follows `r` (but
-    /// `r`, they have the sources they had).
-    fn consistent_after_revisit(&self, h: &Graph, r: EventId, _clocks: &GraphClocks) -> bool {
-        self.consistent_after(h, r)
     }
     /// Which of `sources` read `e` of `g` may read from, each keeping `g` consistent, where
     /// `e` is the last event of its thread, nothing reads from it and `g` is consistent
@@ -157,14 +149,13 @@ pub trait Model: Sync {
     /// The write to `addr` among the events `within`, `except` one whose write is not added
     /// yet (an update's read is), that the model counts as the latest (`None`: the initial
     /// value): a read added *maximally* reads from it. The last in coherence order, for a
-    /// model that enumerates it. `clocks`: those of `g`, where several checks share them.
+    /// model that enumerates it.
     fn latest_write(
         &self,
         g: &Graph,
         addr: u64,
         within: &dyn Fn(EventId) -> bool,
         except: Option<EventId>,
-        _clocks: Option<&GraphClocks>,
     ) -> Option<EventId> {
         g.co_of(addr)
             .iter()
@@ -176,7 +167,7 @@ pub trait Model: Sync {
     fn latest_writes(&self, g: &Graph, addrs: &[u64]) -> Vec<Option<EventId>> {
         addrs
             .iter()
-            .map(|&addr| self.latest_write(g, addr, &|_| true, None, None))
+            .map(|&addr| self.latest_write(g, addr, &|_| true, None))
             .collect()
     }
 }

@@ -6,9 +6,6 @@
 //! happens-before (`(po | rf)+`, with thread creation and joining) and reads-from, and the
 //! trace is consistent iff happens-before and those edges have no cycle.
 
-use std::borrow::Cow;
-
-use super::clocks::{Clocks, GraphClocks};
 use super::relation::Rel;
 use super::Model;
 use crate::event::Event;
@@ -57,32 +54,6 @@ impl Model for Ra {
         quick
     }
 
-    /// The clocks of the graph before the revisit, but the revisited read's.
-    fn consistent_after_revisit(&self, h: &Graph, r: EventId, clocks: &GraphClocks) -> bool {
-        let Some(addr) = h.label(r).location() else {
-            return self.consistent(h);
-        };
-        let lens: SmallVec<[usize; 16]> = h.threads.iter().map(|evs| evs.len()).collect();
-        let quick = match clocks.get().filter(|c| c.serve(h, &lens, Some(r))) {
-            Some(c) => {
-                let mut scope = Scope::with(h, &|_| true, None, lens, Cow::Borrowed(c));
-                let rf = h.label(r).rf().flatten();
-                let update = matches!(h.label(r), Label::Update { .. });
-                scope.reread(r, rf, update);
-                scope.coherence_of(scope.accesses(addr)).is_some()
-            }
-            None => return self.consistent_after(h, r),
-        };
-        if cfg!(test) {
-            assert_eq!(
-                quick,
-                self.consistent(h),
-                "consistency after revisiting {r:?}"
-            );
-        }
-        quick
-    }
-
     /// One happens-before scope for all of them ([`sources_in_one_scope`]).
     fn consistent_sources(
         &self,
@@ -126,9 +97,8 @@ impl Model for Ra {
         addr: u64,
         within: &dyn Fn(EventId) -> bool,
         except: Option<EventId>,
-        clocks: Option<&GraphClocks>,
     ) -> Option<EventId> {
-        let scope = Scope::new(g, within, except, clocks)?;
+        let scope = Scope::new(g, within, except)?;
         scope.latest(addr)
     }
 
@@ -175,26 +145,27 @@ struct Scope<'a> {
     reread: Option<(EventId, Option<EventId>, bool)>,
     /// How many events of each thread are in scope (a prefix of each).
     lens: SmallVec<[usize; 16]>,
-    /// Their clocks (those of the whole graph, where they are the same).
-    clocks: Cow<'a, Clocks>,
+    /// Where each thread's clocks begin in `clocks`.
+    offsets: SmallVec<[usize; 16]>,
+    /// Per event in scope, `threads` counts: how many events of each thread happen before it
+    /// or are it.
+    clocks: Vec<u32>,
+    threads: usize,
 }
 
 impl<'a> Scope<'a> {
     /// Every event of `g`: `None` when happens-before has a cycle.
     fn whole(g: &'a Graph) -> Option<Scope<'a>> {
-        let lens: SmallVec<[usize; 16]> = g.threads.iter().map(|evs| evs.len()).collect();
-        let clocks = Clocks::of(g, lens.clone())?;
-        Some(Scope::with(g, &|_| true, None, lens, Cow::Owned(clocks)))
+        let lens = g.threads.iter().map(|evs| evs.len()).collect();
+        Scope::of(g, &|_| true, None, lens)
     }
 
     /// The events of `g` each thread has before its first one not `within`: `None` when
-    /// happens-before has a cycle. Their clocks are the whole graph's (`whole`, where they
-    /// are of `g`) if no source of theirs is left out.
+    /// happens-before has a cycle.
     fn new(
         g: &'a Graph,
         within: &'a dyn Fn(EventId) -> bool,
         read_only: Option<EventId>,
-        whole: Option<&'a GraphClocks<'a>>,
     ) -> Option<Scope<'a>> {
         let lens: SmallVec<[usize; 16]> = g
             .threads
@@ -211,39 +182,93 @@ impl<'a> Scope<'a> {
                     .count()
             })
             .collect();
-        let shared = whole
-            .filter(|w| std::ptr::eq(w.graph(), g))
-            .and_then(|w| w.get())
-            .filter(|c| c.serve(g, &lens, None));
-        let clocks = match shared {
-            Some(c) => Cow::Borrowed(c),
-            None => Cow::Owned(Clocks::of(g, lens.clone())?),
-        };
-        Some(Scope::with(g, within, read_only, lens, clocks))
+        Scope::of(g, within, read_only, lens)
     }
 
-    fn with(
+    fn of(
         g: &'a Graph,
         within: &'a dyn Fn(EventId) -> bool,
         read_only: Option<EventId>,
         lens: SmallVec<[usize; 16]>,
-        clocks: Cow<'a, Clocks>,
-    ) -> Scope<'a> {
-        Scope {
+    ) -> Option<Scope<'a>> {
+        let threads = g.threads.len();
+        let mut offsets = SmallVec::with_capacity(threads);
+        let mut total = 0;
+        for &n in &lens {
+            offsets.push(total);
+            total += n;
+        }
+        let mut clocks = vec![0u32; total * threads];
+        // how many events of each thread have their clock
+        let mut done: SmallVec<[usize; 16]> = SmallVec::from_elem(0, threads);
+        let mut left = total;
+        while left > 0 {
+            let mut progressed = false;
+            for t in 0..threads {
+                while done[t] < lens[t] {
+                    let i = done[t];
+                    let e = EventId {
+                        thread: t as u32,
+                        index: i as u32,
+                    };
+                    let at = (offsets[t] + i) * threads;
+                    // a source outside the scope orders nothing
+                    let source = g
+                        .outside_predecessor(e)
+                        .filter(|p| (p.index as usize) < lens[p.thread as usize]);
+                    if let Some(p) = source {
+                        if p.index as usize >= done[p.thread as usize] {
+                            break;
+                        }
+                    }
+                    if i > 0 {
+                        clocks.copy_within(at - threads..at, at);
+                    }
+                    if let Some(p) = source {
+                        let from = (offsets[p.thread as usize] + p.index as usize) * threads;
+                        for k in 0..threads {
+                            clocks[at + k] = clocks[at + k].max(clocks[from + k]);
+                        }
+                    }
+                    clocks[at + t] = i as u32 + 1;
+                    done[t] += 1;
+                    left -= 1;
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                return None;
+            }
+        }
+        Some(Scope {
             g,
             within,
             read_only,
             reread: None,
             lens,
+            offsets,
             clocks,
-        }
+            threads,
+        })
     }
 
     /// Takes read `e`, which no event in scope follows, as reading from `w` (an update reading
     /// from it, with `update`): only its own clock changes.
     fn reread(&mut self, e: EventId, w: Option<EventId>, update: bool) {
-        let source = w.filter(|&w| self.in_scope(w));
-        self.clocks.to_mut().reread(e, source);
+        let threads = self.threads;
+        let at = (self.offsets[e.thread as usize] + e.index as usize) * threads;
+        if e.index > 0 {
+            self.clocks.copy_within(at - threads..at, at);
+        } else {
+            self.clocks[at..at + threads].fill(0);
+        }
+        if let Some(w) = w.filter(|&w| self.in_scope(w)) {
+            let from = (self.offsets[w.thread as usize] + w.index as usize) * threads;
+            for k in 0..threads {
+                self.clocks[at + k] = self.clocks[at + k].max(self.clocks[from + k]);
+            }
+        }
+        self.clocks[at + e.thread as usize] = e.index + 1;
         self.reread = Some((e, w, update));
     }
 
@@ -253,7 +278,8 @@ impl<'a> Scope<'a> {
 
     /// How many events of each thread happen before `e` (in scope) or are it.
     fn clock(&self, e: EventId) -> &[u32] {
-        self.clocks.clock(e)
+        let at = (self.offsets[e.thread as usize] + e.index as usize) * self.threads;
+        &self.clocks[at..at + self.threads]
     }
 
     /// Of the writes to `addr` no other must follow in coherence order, the one added last.
@@ -348,8 +374,7 @@ fn forced_coherence(
     let n = writes.len() + 1;
     let node = |w: Option<EventId>| w.map_or(0, |w| writes.binary_search(&w).unwrap() + 1);
     // per thread, its writes' range in `writes`
-    let mut ranges: SmallVec<[(usize, usize); 16]> =
-        SmallVec::from_elem((0, 0), scope.clocks.threads());
+    let mut ranges: SmallVec<[(usize, usize); 16]> = SmallVec::from_elem((0, 0), scope.threads);
     for (i, w) in writes.iter().enumerate() {
         let r = &mut ranges[w.thread as usize];
         if r.1 == 0 {

@@ -29,7 +29,7 @@ impl Trust<'_> {
         if self.model.porf_cycles() {
             return;
         }
-        let latest = self.model.latest_write(g, addr, &|x| x != e, None, None);
+        let latest = self.model.latest_write(g, addr, &|x| x != e, None);
         // (should the latest not keep the graph consistent, every state stays a source)
         if self.would_wait(g, e, &op, latest) && !self.reads_consistently(g, e, latest, None) {
             return;

@@ -3,7 +3,7 @@
 //! way to reach its graph (what it drops was added maximally).
 
 use crate::graph::{Conditional, EventId, Graph, Label, Prefix};
-use crate::model::{GraphClocks, Model};
+use crate::model::Model;
 use smallvec::SmallVec;
 
 use super::exchange::revisited_exchange;
@@ -381,9 +381,8 @@ impl Trust<'_> {
         reads.retain(|&r| !prefix.contains(r));
         // (found once the first write among what a revisit drops needs them)
         let revisited = std::cell::OnceCell::new();
-        let clocks = GraphClocks::new(g);
         for r in reads {
-            if !maximal(self.model, &clocks, r, a, &prefix, &revisited) {
+            if !maximal(self.model, g, r, a, &prefix, &revisited) {
                 continue;
             }
             let stamp = g.event(r).stamp;
@@ -449,7 +448,7 @@ impl Trust<'_> {
                     let after = p.co_position(a).unwrap() + 1;
                     p.place(r, after);
                 }
-                if self.model.consistent_after_revisit(&p, r, &clocks) {
+                if self.model.consistent_after(&p, r) {
                     self.todo.push(p);
                 }
             }
@@ -513,13 +512,12 @@ fn coherence_floor(g: &Graph, w: EventId, addr: u64) -> usize {
 /// needed.
 fn maximal(
     model: &dyn Model,
-    clocks: &GraphClocks,
+    g: &Graph,
     r: EventId,
     a: EventId,
     prefix: &Prefix,
     revisited: &std::cell::OnceCell<Vec<EventId>>,
 ) -> bool {
-    let g = clocks.graph();
     // (the cheap checks first, of `r` first: most revisits fail one of them, most often
     // where `r` reads from a write a revisit gave it)
     if !added_maximally(g, r, a, prefix, revisited) {
@@ -529,10 +527,10 @@ fn maximal(
     dropped
         .iter()
         .all(|&e| added_maximally(g, e, a, prefix, revisited))
-        && reads_latest(model, clocks, r, a, prefix)
+        && reads_latest(model, g, r, a, prefix)
         && dropped
             .iter()
-            .all(|&e| reads_latest(model, clocks, e, a, prefix))
+            .all(|&e| reads_latest(model, g, e, a, prefix))
 }
 
 /// The events of `g` added after `stamp` that are not in `prefix`: what a revisit of the
@@ -625,26 +623,14 @@ fn added_maximally(
 /// Does `e`, if a read, read from the latest write of its location among the events added
 /// before it or in `prefix` (the revisiting write `a` not among them: it is not placed yet;
 /// an update's read is)?
-fn reads_latest(
-    model: &dyn Model,
-    clocks: &GraphClocks,
-    e: EventId,
-    a: EventId,
-    prefix: &Prefix,
-) -> bool {
-    let g = clocks.graph();
+fn reads_latest(model: &dyn Model, g: &Graph, e: EventId, a: EventId, prefix: &Prefix) -> bool {
     let label = g.label(e);
     let (Some(rf), Some(addr)) = (label.rf(), label.location()) else {
         return true;
     };
     let stamp = g.event(e).stamp;
     let previous = |x: EventId| g.event(x).stamp <= stamp || prefix.contains(x);
-    let within = |x| x != e && previous(x);
-    let latest = model.latest_write(g, addr, &within, Some(a), Some(clocks));
-    if cfg!(test) {
-        assert_eq!(latest, model.latest_write(g, addr, &within, Some(a), None));
-    }
-    latest == rf
+    model.latest_write(g, addr, &|x| x != e && previous(x), Some(a)) == rf
 }
 
 /// What `e`, an access of `addr`, may read from, in the order its graphs are made: the initial
