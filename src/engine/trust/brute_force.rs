@@ -328,7 +328,6 @@ pub fn consistent_graphs(
     threads: &[Vec<(Op, u64)>],
     model: &dyn crate::model::Model,
 ) -> Vec<Vec<(Event, Option<Event>)>> {
-    use crate::graph::{EventId, Graph, Label};
     let events: Vec<Event> = threads
         .iter()
         .enumerate()
@@ -360,10 +359,48 @@ pub fn consistent_graphs(
     let orders: Vec<Vec<Vec<usize>>> = (locations.iter())
         .map(|&a| permutations((0..writes(a).len()).collect()))
         .collect();
-    let id = |(t, i): Event| EventId {
+    let mut g = graph_of(threads);
+    let mut out = Vec::new();
+    let mut sources = vec![0usize; reads.len()];
+    loop {
+        let rf: Vec<(Event, Option<Event>)> = (reads.iter().zip(&sources).zip(&choices))
+            .map(|((&r, &k), c)| (r, c[k]))
+            .collect();
+        set_sources(&mut g, &rf);
+        let mut order = vec![0usize; locations.len()];
+        loop {
+            for (l, &a) in locations.iter().enumerate() {
+                let ws = writes(a);
+                if !ws.is_empty() {
+                    let co = orders[l][order[l]].iter().map(|&i| id(ws[i])).collect();
+                    g.co.insert(a, co);
+                }
+            }
+            if model.consistent(&g) {
+                out.push(rf.clone());
+            }
+            if !advance(&mut order, |l| orders[l].len()) {
+                break;
+            }
+        }
+        if !advance(&mut sources, |i| choices[i].len()) {
+            return out;
+        }
+    }
+}
+
+/// The graph event of an operation of a brute-force program.
+fn id((t, i): Event) -> crate::graph::EventId {
+    crate::graph::EventId {
         thread: t as u32,
         index: i as u32,
-    };
+    }
+}
+
+/// The events of `threads` (loads, stores, fetch-and-adds, fences) as a graph, each thread
+/// created by none, every read of the initial value and no coherence order.
+pub fn graph_of(threads: &[Vec<(Op, u64)>]) -> crate::graph::Graph {
+    use crate::graph::{Graph, Label};
     let mut g = Graph::default();
     for (t, ops) in threads.iter().enumerate() {
         g.add_thread(None);
@@ -393,34 +430,12 @@ pub fn consistent_graphs(
             g.push(t as u32, label, 0, 0);
         }
     }
-    let mut out = Vec::new();
-    let mut sources = vec![0usize; reads.len()];
-    loop {
-        for (&r, (&k, choice)) in reads.iter().zip(sources.iter().zip(&choices)) {
-            match g.label_mut(id(r)) {
-                Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = choice[k].map(id),
-                _ => unreachable!(),
-            }
-        }
-        let mut order = vec![0usize; locations.len()];
-        loop {
-            for (l, &a) in locations.iter().enumerate() {
-                let ws = writes(a);
-                if !ws.is_empty() {
-                    let co = orders[l][order[l]].iter().map(|&i| id(ws[i])).collect();
-                    g.co.insert(a, co);
-                }
-            }
-            if model.consistent(&g) {
-                let rf = reads.iter().zip(&sources).zip(&choices);
-                out.push(rf.map(|((&r, &k), c)| (r, c[k])).collect());
-            }
-            if !advance(&mut order, |l| orders[l].len()) {
-                break;
-            }
-        }
-        if !advance(&mut sources, |i| choices[i].len()) {
-            return out;
-        }
+    g
+}
+
+/// Gives each read of `g` (from [`graph_of`]) its source in `rf`.
+pub fn set_sources(g: &mut crate::graph::Graph, rf: &[(Event, Option<Event>)]) {
+    for &(r, w) in rf {
+        super::revisit::set_source(g, id(r), w.map(id));
     }
 }

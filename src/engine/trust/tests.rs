@@ -397,7 +397,6 @@ fn ra_counts() {
 /// The RA model's saturation against the axioms of `ra.cat` tried with every coherence order.
 #[test]
 fn ra_consistency_equals_brute_force() {
-    use crate::graph::{EventId, Graph, Label};
     let mut lcg = super::super::mock::Lcg(5);
     let mut next = move |n: u64| lcg.below(n);
     for _ in 0..200 {
@@ -416,42 +415,8 @@ fn ra_consistency_equals_brute_force() {
             })
             .collect();
         for (rf, want) in super::brute_force::ra_assignments(&threads) {
-            let mut g = Graph::default();
-            for (t, ops) in threads.iter().enumerate() {
-                g.add_thread(None);
-                for (op, _) in ops {
-                    let label = match *op {
-                        Op::Load { addr, size } => Label::Read {
-                            addr: addr.0,
-                            size,
-                            rf: None,
-                        },
-                        Op::Store { addr, size } => Label::Write {
-                            addr: addr.0,
-                            size,
-                            bytes: Default::default(),
-                        },
-                        Op::Rmw { addr, size } => Label::Update {
-                            addr: addr.0,
-                            size,
-                            rf: None,
-                            bytes: Default::default(),
-                        },
-                        _ => unreachable!(),
-                    };
-                    g.push(t as u32, label, 0, 0);
-                }
-            }
-            let id = |(t, i): (usize, usize)| EventId {
-                thread: t as u32,
-                index: i as u32,
-            };
-            for &(r, w) in &rf {
-                match g.label_mut(id(r)) {
-                    Label::Read { rf, .. } | Label::Update { rf, .. } => *rf = w.map(id),
-                    _ => unreachable!(),
-                }
-            }
+            let mut g = super::brute_force::graph_of(&threads);
+            super::brute_force::set_sources(&mut g, &rf);
             assert_eq!(Ra.consistent(&g), want, "{threads:?} reading {rf:?}");
         }
     }
