@@ -724,8 +724,7 @@ impl Trust<'_> {
                     };
                     if let Some(mut graphs) = labelled {
                         // (the last source's, as for a read)
-                        let Some(first) = take_known(&mut graphs, e) else {
-                            self.todo.extend(graphs);
+                        let Some(first) = graphs.pop() else {
                             self.outcome.stats.blocked += 1;
                             return self.exec.end();
                         };
@@ -791,7 +790,7 @@ impl Trust<'_> {
                                 self.revisits(h, e);
                             }
                         }
-                        let Some(first) = take_known(&mut options, e) else {
+                        let Some(first) = self.take_known(&mut options, e) else {
                             // only sources taken by other updates (their revisits go on), or
                             // writes that have not run (their graphs are replayed)
                             self.todo.extend(options);
@@ -823,6 +822,14 @@ impl Trust<'_> {
                 }
             }
         }
+    }
+
+    /// Takes the last of `graphs` in which read `e` reads from a write whose bytes are known
+    /// (the execution goes on with it; see [`written_known`]).
+    fn take_known(&self, graphs: &mut Vec<Graph>, e: EventId) -> Option<Graph> {
+        let known = |h: &Graph| written_known(self.model, h, e, h.label(e).rf().flatten());
+        let k = graphs.iter().rposition(known)?;
+        Some(graphs.remove(k))
     }
 
     /// The running execution cannot be the graph it was to be ([`Trust::catch_up`]): it ends,
@@ -947,18 +954,14 @@ fn can_run(snap: &Snapshot, slot: u32, op: &Op, but: Option<u32>) -> bool {
     }
 }
 
-/// Takes the last of `graphs` in which read `e` reads from a write whose bytes are known (the
-/// execution goes on with it; see [`written_known`]).
-fn take_known(graphs: &mut Vec<Graph>, e: EventId) -> Option<Graph> {
-    let k = (graphs.iter()).rposition(|h| written_known(h, h.label(e).rf().flatten()))?;
-    Some(graphs.remove(k))
-}
-
-/// Are the bytes of `w` (`None`: the initial value) known? Not those of a write this execution
-/// has not run that never ran (an update added after a hole, before its step), which only
-/// graphs with porf cycles have: a read of it is given them once it has run (`catch_up`).
-fn written_known(g: &Graph, w: Option<EventId>) -> bool {
-    w.is_none_or(|w| g.label(w).written().is_some_and(|b| !b.is_empty()))
+/// Are the bytes of `w` (`None`: the initial value), a source of `e`, known? Not those of a
+/// write this execution has not run that never ran (an update added after a hole, before its
+/// step), which only graphs with porf cycles have: a read of it is given them once it has run
+/// (`catch_up`). (An object's operation is answered by the engine, not from bytes.)
+fn written_known(model: &dyn Model, g: &Graph, e: EventId, w: Option<EventId>) -> bool {
+    !model.porf_cycles()
+        || g.event(e).op.is_some()
+        || w.is_none_or(|w| g.label(w).written().is_some_and(|b| !b.is_empty()))
 }
 
 fn stopped(snap: &Snapshot, slot: u32) -> Option<Pending> {

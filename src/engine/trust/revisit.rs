@@ -139,11 +139,11 @@ impl Trust<'_> {
         consistent: Option<&[bool]>,
         last: usize,
     ) -> Option<usize> {
-        if super::written_known(g, candidates[last]) {
+        if super::written_known(self.model, g, e, candidates[last]) {
             return Some(last);
         }
         (0..last).rev().find(|&k| {
-            super::written_known(g, candidates[k])
+            super::written_known(self.model, g, e, candidates[k])
                 && self.reads_consistently(g, e, candidates[k], consistent.map(|ok| ok[k]))
         })
     }
