@@ -425,8 +425,19 @@ impl<'g> Relations<'g> {
         ppo
     }
 
-    /// The pairs fences order (`sync`, `lwsync` but from a write to a read, `eieio` between
-    /// writes), and those `sync` orders (thread creation and joining count as `sync`).
+    /// Does event `a` write and not read (an update does both)?
+    fn only_writes(&self, a: usize) -> bool {
+        self.writes.contains(a) && !self.reads.contains(a)
+    }
+
+    /// Does event `a` read and not write?
+    fn only_reads(&self, a: usize) -> bool {
+        self.reads.contains(a) && !self.writes.contains(a)
+    }
+
+    /// The pairs fences order (`sync`, `lwsync` but from a write to a read — an update, one
+    /// event for `lwarx` and `stwcx.`, counts as neither —, `eieio` between writes), and those
+    /// `sync` orders (thread creation and joining count as `sync`).
     fn fences(&self, po: &Rel) -> (Rel, Rel) {
         let everything = Set::of(self.n, |_| true);
         let thread_edge = |l: &Label| {
@@ -438,7 +449,7 @@ impl<'g> Relations<'g> {
         let strong = self.fenced(|l| *l == Label::Fence || thread_edge(l), true);
         let mut lwsync = self
             .fenced(|l| *l == Label::Lwsync, false)
-            .filter(|a, b| !(self.writes.contains(a) && self.reads.contains(b)));
+            .filter(|a, b| !(self.only_writes(a) && self.only_reads(b)));
         // an unlock after what precedes it (glibc's `lwsync` before the store)
         lwsync.union_with(&po.between(&everything, &self.ordered(Order::Release)));
         let eieio = self
