@@ -11,7 +11,9 @@ use crate::event::Op;
 /// (thread, index in its script).
 type Event = (usize, usize);
 /// Per read, its source (`None`: the initial value); per location, its writes in order.
-pub type Trace = (Vec<(Event, Option<Event>)>, Vec<(u64, Vec<Event>)>);
+pub type Trace = (Sources, Vec<(u64, Vec<Event>)>);
+/// Per read, its source (`None`: the initial value).
+pub type Sources = Vec<(Event, Option<Event>)>;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Semantics {
@@ -323,11 +325,13 @@ fn permutations(items: Vec<usize>) -> Vec<Vec<usize>> {
 /// Every execution graph of `threads` (loads, stores, fetch-and-adds, fences) that `model`
 /// accepts, tried with every choice of sources and every coherence order of each location:
 /// the sources of each (once per coherence order that makes them consistent). For a model
-/// with no operational semantics here (POWER).
+/// with no operational semantics here (POWER). `None` where there are more than `orders`
+/// coherence orders to try.
 pub fn consistent_graphs(
     threads: &[Vec<(Op, u64)>],
     model: &dyn crate::model::Model,
-) -> Vec<Vec<(Event, Option<Event>)>> {
+    orders: usize,
+) -> Option<Vec<Sources>> {
     let events: Vec<Event> = threads
         .iter()
         .enumerate()
@@ -341,40 +345,52 @@ pub fn consistent_graphs(
     let reads: Vec<Event> = (events.iter().copied())
         .filter(|&e| matches!(op(e), Op::Load { .. } | Op::Rmw { .. }))
         .collect();
-    let writes = |a: u64| -> Vec<Event> {
-        (events.iter().copied())
-            .filter(|&e| matches!(op(e), Op::Store { .. } | Op::Rmw { .. }) && addr(e) == Some(a))
-            .collect()
+    // each location written, with its writes
+    let mut locations: Vec<(u64, Vec<Event>)> = Vec::new();
+    for &w in events
+        .iter()
+        .filter(|&&e| matches!(op(e), Op::Store { .. } | Op::Rmw { .. }))
+    {
+        let a = addr(w).unwrap();
+        match locations.iter_mut().find(|(x, _)| *x == a) {
+            Some((_, ws)) => ws.push(w),
+            None => locations.push((a, vec![w])),
+        }
+    }
+    let writes = |a: u64| {
+        locations
+            .iter()
+            .find(|(x, _)| *x == a)
+            .map_or(&[][..], |(_, ws)| ws)
     };
     let choices: Vec<Vec<Option<Event>>> = reads
         .iter()
         .map(|&r| {
-            let others = writes(addr(r).unwrap()).into_iter().filter(|&w| w != r);
-            std::iter::once(None).chain(others.map(Some)).collect()
+            let others = writes(addr(r).unwrap()).iter().filter(|&&w| w != r);
+            std::iter::once(None)
+                .chain(others.map(|&w| Some(w)))
+                .collect()
         })
         .collect();
-    let mut locations: Vec<u64> = events.iter().filter_map(|&e| addr(e)).collect();
-    locations.sort_unstable();
-    locations.dedup();
+    if (locations.iter().flat_map(|(_, ws)| 1..=ws.len())).product::<usize>() > orders {
+        return None;
+    }
     let orders: Vec<Vec<Vec<usize>>> = (locations.iter())
-        .map(|&a| permutations((0..writes(a).len()).collect()))
+        .map(|(_, ws)| permutations((0..ws.len()).collect()))
         .collect();
     let mut g = graph_of(threads);
     let mut out = Vec::new();
     let mut sources = vec![0usize; reads.len()];
     loop {
-        let rf: Vec<(Event, Option<Event>)> = (reads.iter().zip(&sources).zip(&choices))
+        let rf: Sources = (reads.iter().zip(&sources).zip(&choices))
             .map(|((&r, &k), c)| (r, c[k]))
             .collect();
         set_sources(&mut g, &rf);
         let mut order = vec![0usize; locations.len()];
         loop {
-            for (l, &a) in locations.iter().enumerate() {
-                let ws = writes(a);
-                if !ws.is_empty() {
-                    let co = orders[l][order[l]].iter().map(|&i| id(ws[i])).collect();
-                    g.co.insert(a, co);
-                }
+            for (l, (a, ws)) in locations.iter().enumerate() {
+                let co = orders[l][order[l]].iter().map(|&i| id(ws[i])).collect();
+                g.co.insert(*a, co);
             }
             if model.consistent(&g) {
                 out.push(rf.clone());
@@ -384,7 +400,7 @@ pub fn consistent_graphs(
             }
         }
         if !advance(&mut sources, |i| choices[i].len()) {
-            return out;
+            return Some(out);
         }
     }
 }

@@ -744,16 +744,9 @@ impl Trust<'_> {
                             _ => {
                                 let ok = self.consistent_candidates(&mut g, e, &candidates);
                                 let ok = ok.as_deref();
-                                let Some(last) = self.last_source(&mut g, e, &candidates, ok)
+                                let Some((k, last)) =
+                                    self.source_to_take(&mut g, e, &candidates, ok)
                                 else {
-                                    self.outcome.stats.blocked += 1;
-                                    return self.exec.end();
-                                };
-                                let Some(k) = self.running_source(&mut g, e, &candidates, ok, last)
-                                else {
-                                    let all =
-                                        self.other_sources(&mut g, e, &candidates, ok, last, None);
-                                    self.todo.extend(all);
                                     self.outcome.stats.blocked += 1;
                                     return self.exec.end();
                                 };

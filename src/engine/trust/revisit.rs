@@ -128,24 +128,30 @@ impl Trust<'_> {
             .collect()
     }
 
-    /// Which of `candidates`, `last` the last consistent one, read `e` takes in the running
-    /// execution: the last consistent one whose bytes are known ([`super::written_known`]).
-    /// `None` where none is.
-    pub(super) fn running_source(
-        &self,
+    /// Which of `candidates` read `e` takes in the running execution, and the last consistent
+    /// one: the last consistent one whose bytes are known ([`super::written_known`]). `None`
+    /// where none is consistent, or none of those is known (their graphs are then left to
+    /// visit).
+    pub(super) fn source_to_take(
+        &mut self,
         g: &mut Graph,
         e: EventId,
         candidates: &[Option<EventId>],
         consistent: Option<&[bool]>,
-        last: usize,
-    ) -> Option<usize> {
-        if super::written_known(self.model, g, e, candidates[last]) {
-            return Some(last);
+    ) -> Option<(usize, usize)> {
+        let last = self.last_source(g, e, candidates, consistent)?;
+        let known = |g: &Graph, k: usize| super::written_known(self.model, g, e, candidates[k]);
+        if known(g, last) {
+            return Some((last, last));
         }
-        (0..last).rev().find(|&k| {
-            super::written_known(self.model, g, e, candidates[k])
-                && self.reads_consistently(g, e, candidates[k], consistent.map(|ok| ok[k]))
-        })
+        let k = (0..last).rev().find(|&k| {
+            known(g, k) && self.reads_consistently(g, e, candidates[k], consistent.map(|ok| ok[k]))
+        });
+        if k.is_none() {
+            let all = self.other_sources(g, e, candidates, consistent, last, None);
+            self.todo.extend(all);
+        }
+        Some((k?, last))
     }
 
     /// Which of `candidates` read `e` may read from consistently, where `e` is the last of

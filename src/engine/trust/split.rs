@@ -154,13 +154,7 @@ impl Trust<'_> {
                 }
                 let ok = self.consistent_candidates(g, e, &candidates);
                 let ok = ok.as_deref();
-                let last = self.last_source(g, e, &candidates, ok);
-                let k = last.and_then(|last| self.running_source(g, e, &candidates, ok, last));
-                if let (Some(last), None) = (last, k) {
-                    let all = self.other_sources(g, e, &candidates, ok, last, None);
-                    self.todo.extend(all);
-                }
-                let (Some(last), Some(k)) = (last, k) else {
+                let Some((k, last)) = self.source_to_take(g, e, &candidates, ok) else {
                     self.outcome.stats.blocked += 1;
                     self.exec.end()?;
                     return Ok(None);
