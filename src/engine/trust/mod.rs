@@ -340,8 +340,8 @@ impl Trust<'_> {
         }
         // A step is shared where it is the same event given the same reply, so the thread does
         // the same; its write then wrote the same bytes, which the graph must have (an update
-        // a revisit gave another write to read has those it wrote before, until it runs
-        // again); and not a compare-exchange (whether it wrote is its label). (The script is
+        // a revisit gave another write to read has none until it runs again); and not a
+        // compare-exchange (whether it wrote is its label). (The script is
         // made only as far as it is shared.)
         let same = |i: usize, step: &ScriptStep, e: EventId| {
             let (true, ScriptStep::Run { slot, reply, .. }) = (i < limit, step) else {
