@@ -340,16 +340,21 @@ impl Trust<'_> {
         }
         // A step is shared where it is the same event given the same reply, so the thread does
         // the same; its write then wrote the same bytes, which the graph must have (an update
-        // a revisit gave another write to read has none until it runs again); and not a
-        // compare-exchange (whether it wrote is its label). (The script is
-        // made only as far as it is shared.)
+        // a revisit gave another write to read has none: it is not shared, so that it runs and
+        // the graph gets them, else a read of it replayed where memory no longer holds it
+        // would read memory); and not a compare-exchange (whether it wrote is its label). (The
+        // script is made only as far as it is shared.)
         let same = |i: usize, step: &ScriptStep, e: EventId| {
             let (true, ScriptStep::Run { slot, reply, .. }) = (i < limit, step) else {
                 return false;
             };
             let written = match g.label(e).written() {
                 _ if g.label(e).location() == Some(FENCE_LOCATION) => true,
-                Some(b) => b.len() <= 8 && Some(le_value(b)) == self.trace[i].value_written,
+                Some(b) => {
+                    !b.is_empty()
+                        && b.len() <= 8
+                        && Some(le_value(b)) == self.trace[i].value_written
+                }
                 None => true,
             };
             self.trace_events[i] == Some(e)
