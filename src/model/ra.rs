@@ -90,7 +90,10 @@ impl Model for Ra {
         true
     }
 
-    /// Of the writes no other must follow in coherence order, the one added last.
+    /// Of the writes no other must follow in coherence order, the last in the graph's order of
+    /// events (thread, then program order): not the one added last, which a revisit changes
+    /// (a write it drops is added again later), so that a graph whose read must read the other
+    /// of two such writes to be revisited would be reached by no exploration.
     fn latest_write(
         &self,
         g: &Graph,
@@ -282,14 +285,15 @@ impl<'a> Scope<'a> {
         &self.clocks[at..at + self.threads]
     }
 
-    /// Of the writes to `addr` no other must follow in coherence order, the one added last.
+    /// Of the writes to `addr` no other must follow in coherence order, the last in the graph's
+    /// order ([`Ra::latest_write`]).
     fn latest(&self, addr: u64) -> Option<EventId> {
         self.latest_of(self.accesses(addr))
     }
 
     fn latest_of(&self, accesses: impl IntoIterator<Item = EventId>) -> Option<EventId> {
         let last = self.coherence_of(accesses)?;
-        last.into_iter().max_by_key(|&w| self.g.event(w).stamp)
+        last.into_iter().max()
     }
 
     /// The events in scope that access `addr`, thread by thread in program order.
