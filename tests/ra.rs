@@ -69,6 +69,21 @@ fn iriw_fails_only_under_ra() {
     });
 }
 
+/// A read that must see the last of three writes to a word, two of them unordered: a weak
+/// trace that sequential consistency also has, and the one where the assertion fails.
+#[test]
+fn a_read_of_the_last_of_unordered_writes_is_explored() {
+    each_build(
+        "ra-unordered",
+        "ra/unordered_writes.c",
+        &[],
+        |bin, build| {
+            assert_eq!(ra(bin, build), ("error".into(), 8), "{build}");
+            assert_eq!(check(bin, "sc", &[]).verdict(), "error", "{build}");
+        },
+    );
+}
+
 /// Message passing with plain stores and loads: release/acquire keeps it, as tso does; store
 /// buffering is allowed, and forbidden again by `mfence` (an SC fence).
 #[test]
