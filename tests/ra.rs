@@ -119,6 +119,7 @@ fn graph_engine_explores_as_many_executions_as_interleavings() {
         ("exit_handler_crash.c", &[]),
         ("null_publication.c", &[]),
         ("ra/writers.c", &[]),
+        ("update_chain.c", &[]),
     ];
     for (name, defines) in programs {
         each_build("ra-engines", name, defines, |bin, build| {

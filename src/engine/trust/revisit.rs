@@ -361,8 +361,9 @@ impl Trust<'_> {
         places
     }
 
-    /// Write (or update) `a`, just added to `g`, revisits each read of its location that
-    /// does not precede it, where what the revisit drops was added maximally.
+    /// Write (or update) `a`, just added to `g` (or an update a revisit just gave a new
+    /// source), revisits each read of its location that does not precede it, where what the
+    /// revisit drops was added maximally.
     pub(super) fn revisits(&mut self, g: &Graph, a: EventId) {
         let addr = g.label(a).location().expect("a write has a location");
         if g.only_thread_at(addr, a.thread) && g.is_last_of_thread(a) {
@@ -455,6 +456,13 @@ impl Trust<'_> {
                     p.place(r, after);
                 }
                 if self.model.consistent_after(&p, r) {
+                    if p.label(r).writes() {
+                        // the update writes anew: its write revisits the reads added before
+                        // it, as a write just added does (the reads that read its old write
+                        // among them: else a graph where one of them reads it only once it
+                        // reads the revisiting write is reached by no exploration)
+                        self.revisits(&p, r);
+                    }
                     self.todo.push(p);
                 }
             }
