@@ -90,10 +90,12 @@ impl Model for Ra {
         true
     }
 
-    /// Of the writes no other must follow in coherence order, the last in the graph's order of
-    /// events (thread, then program order): not the one added last, which a revisit changes
-    /// (a write it drops is added again later), so that a graph whose read must read the other
-    /// of two such writes to be revisited would be reached by no exploration.
+    /// Of the writes no other must follow in coherence order, the first in the graph's order of
+    /// events (thread, then program order): an order no revisit changes. Not the one added
+    /// last: a revisit drops writes that are added again later, so a graph whose read had to
+    /// read the other of two such writes to be revisited was reached by no exploration. (The
+    /// first rather than the last: either reaches every weak trace once; the first deals
+    /// sigma's tree round `--shard`s more evenly.)
     fn latest_write(
         &self,
         g: &Graph,
@@ -285,15 +287,15 @@ impl<'a> Scope<'a> {
         &self.clocks[at..at + self.threads]
     }
 
-    /// Of the writes to `addr` no other must follow in coherence order, the last in the graph's
-    /// order ([`Ra::latest_write`]).
+    /// Of the writes to `addr` no other must follow in coherence order, the first in the
+    /// graph's order ([`Ra::latest_write`]).
     fn latest(&self, addr: u64) -> Option<EventId> {
         self.latest_of(self.accesses(addr))
     }
 
     fn latest_of(&self, accesses: impl IntoIterator<Item = EventId>) -> Option<EventId> {
         let last = self.coherence_of(accesses)?;
-        last.into_iter().max()
+        last.into_iter().min()
     }
 
     /// The events in scope that access `addr`, thread by thread in program order.
