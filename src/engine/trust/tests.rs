@@ -299,20 +299,8 @@ fn many_threads_equal_brute_force() {
     let mut next = move |n: u64| lcg.below(n);
     let mut checked = 0;
     while checked < 1500 {
-        let threads: Vec<Vec<(Op, u64)>> = (0..3 + next(2))
-            .map(|t| {
-                (0..1 + next(3))
-                    .map(|i| {
-                        let addr = 0x100 + 4 * next(3);
-                        match next(7) {
-                            0..=2 => load(addr),
-                            3..=5 => store(addr, t * 10 + i + 1),
-                            _ => fetch_add(addr, 1),
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
+        let n = 3 + next(2);
+        let threads = loads_stores_adds(&mut next, n, 3);
         if threads.iter().map(Vec::len).sum::<usize>() > 9 {
             continue;
         }
@@ -330,6 +318,29 @@ fn many_threads_equal_brute_force() {
         }
         checked += 1;
     }
+}
+
+/// `threads` random threads of 1 to 3 loads, stores (of values telling the store apart) and
+/// fetch-and-adds over `words` words.
+fn loads_stores_adds(
+    next: &mut dyn FnMut(u64) -> u64,
+    threads: u64,
+    words: u64,
+) -> Vec<Vec<(Op, u64)>> {
+    (0..threads)
+        .map(|t| {
+            (0..1 + next(3))
+                .map(|i| {
+                    let addr = 0x100 + 4 * next(words);
+                    match next(7) {
+                        0..=2 => load(addr),
+                        3..=5 => store(addr, t * 10 + i + 1),
+                        _ => fetch_add(addr, 1),
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Two words that straddle an aligned 8-byte word, so that an access of both at once (8
@@ -480,20 +491,8 @@ fn ra_consistency_equals_brute_force() {
     let mut lcg = super::super::mock::Lcg(5);
     let mut next = move |n: u64| lcg.below(n);
     for _ in 0..200 {
-        let threads: Vec<Vec<(Op, u64)>> = (0..2 + next(2))
-            .map(|t| {
-                (0..1 + next(3))
-                    .map(|i| {
-                        let addr = 0x100 + 4 * next(2);
-                        match next(7) {
-                            0..=2 => load(addr),
-                            3..=5 => store(addr, t * 10 + i + 1),
-                            _ => fetch_add(addr, 1),
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
+        let n = 2 + next(2);
+        let threads = loads_stores_adds(&mut next, n, 2);
         for (rf, want) in super::brute_force::ra_assignments(&threads) {
             let mut g = super::brute_force::graph_of(&threads);
             super::brute_force::set_sources(&mut g, &rf);
