@@ -395,21 +395,16 @@ impl Graph {
     }
 
     /// The events that access `addr`, thread by thread (only the threads that did).
-    pub fn events_at(&self, addr: u64) -> impl Iterator<Item = EventId> + '_ {
-        let touched = self.accessors.get(&addr).copied().unwrap_or(0);
-        self.threads
-            .iter()
-            .enumerate()
-            .filter(move |&(t, _)| t >= 63 || touched & (1 << t) != 0)
-            .flat_map(move |(t, evs)| {
-                evs.iter()
-                    .enumerate()
-                    .filter(move |(_, ev)| !ev.hole && ev.label.location() == Some(addr))
-                    .map(move |(i, _)| EventId {
-                        thread: t as u32,
-                        index: i as u32,
-                    })
-            })
+    pub fn events_at(&self, addr: u64) -> EventsAt<'_> {
+        EventsAt {
+            threads: &self.threads,
+            addr,
+            touched: self.accessors.get(&addr).copied().unwrap_or(0),
+            at: EventId {
+                thread: 0,
+                index: 0,
+            },
+        }
     }
 
     /// Does the graph have holes (places a revisit emptied before kept events)?
@@ -695,6 +690,45 @@ impl Graph {
                     .flatten()
             })
             .map(|(_, e)| e)
+    }
+}
+
+/// [`Graph::events_at`]: a loop of its own, as it is on the engine's hot paths (each write
+/// looks for the reads it may revisit through it).
+pub struct EventsAt<'a> {
+    threads: &'a [Arc<Vec<GraphEvent>>],
+    addr: u64,
+    /// The threads that accessed `addr` (bit 63: every thread from 63 on).
+    touched: u64,
+    /// Where the search goes on.
+    at: EventId,
+}
+
+impl Iterator for EventsAt<'_> {
+    type Item = EventId;
+
+    fn next(&mut self) -> Option<EventId> {
+        while let Some(evs) = self.threads.get(self.at.thread as usize) {
+            let t = self.at.thread;
+            if t < 63 && self.touched & (1 << t) == 0 {
+                self.at = EventId {
+                    thread: t + 1,
+                    index: 0,
+                };
+                continue;
+            }
+            for (ev, index) in evs[self.at.index as usize..].iter().zip(self.at.index..) {
+                if !ev.hole && ev.label.location() == Some(self.addr) {
+                    self.at.index = index + 1;
+                    return Some(EventId { thread: t, index });
+                }
+            }
+            self.at = EventId {
+                thread: t + 1,
+                index: 0,
+            };
+        }
+        None
     }
 }
 

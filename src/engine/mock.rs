@@ -91,6 +91,18 @@ pub fn store(a: u64, v: u64) -> (Op, u64) {
 pub struct Lcg(pub u64);
 
 impl Lcg {
+    /// The generator of a randomised test: `seed`, mixed with `SMC_TEST_SEED` where that is
+    /// set, so that a loop over its values by hand tries other programs than the suite's
+    /// (`SMC_TEST_SEED=$i cargo test --release --lib brute_force`; a failure is repeated by
+    /// the value it failed with).
+    pub fn for_test(seed: u64) -> Lcg {
+        let extra = std::env::var("SMC_TEST_SEED")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        Lcg(seed ^ extra.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+
     /// A number below `n`.
     pub fn below(&mut self, n: u64) -> u64 {
         self.0 = self

@@ -215,7 +215,7 @@ fn executions_equal_mazurkiewicz_traces_with_futexes() {
 /// threads in a mutex (or, with `sections`, in a mutex or an atomic section); with `futexes`,
 /// some accesses are futex waits (for 0 or 1) and wakes on those words.
 fn check_random_programs(seed: u64, programs: usize, sections: bool, futexes: bool) {
-    let mut lcg = super::super::mock::Lcg(seed);
+    let mut lcg = super::super::mock::Lcg::for_test(seed);
     let mut next = move |n: u64| lcg.below(n);
     let mut counted = 0;
     for _ in 0..programs {

@@ -109,7 +109,7 @@ fn explore(
 }
 
 fn check(model: &dyn Model, pso: bool, programs: usize, seed: u64, sections: bool) {
-    let mut lcg = super::super::mock::Lcg(seed);
+    let mut lcg = super::super::mock::Lcg::for_test(seed);
     let mut next = move |n: u64| lcg.below(n);
     for _ in 0..programs {
         let nthreads = 2 + next(2) as usize;

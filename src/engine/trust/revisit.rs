@@ -569,14 +569,20 @@ fn dropped_by(g: &Graph, stamp: u32, prefix: &Prefix) -> SmallVec<[EventId; 32]>
 
 /// Reads whose source was added after them (a revisit gave it): of `g`'s events.
 fn revisited_reads(g: &Graph) -> Vec<EventId> {
-    g.events()
-        .filter(|&x| {
-            g.label(x)
-                .rf()
-                .flatten()
-                .is_some_and(|w| g.event(w).stamp > g.event(x).stamp)
-        })
-        .collect()
+    let mut reads = Vec::new();
+    for (t, evs) in g.threads.iter().enumerate() {
+        for (i, ev) in evs.iter().enumerate() {
+            if let (false, Some(Some(w))) = (ev.hole, ev.label.rf()) {
+                if g.event(w).stamp > ev.stamp {
+                    reads.push(EventId {
+                        thread: t as u32,
+                        index: i as u32,
+                    });
+                }
+            }
+        }
+    }
+    reads
 }
 
 /// Is `e` (added after the revisited read, or it) in the events added before it or in

@@ -65,7 +65,7 @@ fn fences_and_updates_restore_order() {
 /// graph, as the operational semantics enumerated (under ra, per consistent weak trace; no
 /// fences).
 fn random_programs(model: &dyn Model, sem: Option<Semantics>, seed: u64, programs: usize) {
-    let mut lcg = super::super::mock::Lcg(seed);
+    let mut lcg = super::super::mock::Lcg::for_test(seed);
     let mut next = move |n: u64| lcg.below(n);
     for _ in 0..programs {
         let nthreads = 2 + next(2) as usize;
@@ -141,7 +141,7 @@ fn power_graphs_equal_brute_force() {
 /// How many of `programs` random programs (of up to `ops` operations a thread) were small
 /// enough to check: at most `orders` coherence orders.
 fn power_random_programs(seed: u64, programs: usize, ops: u64, orders: usize) -> usize {
-    let mut lcg = super::super::mock::Lcg(seed);
+    let mut lcg = super::super::mock::Lcg::for_test(seed);
     let mut next = move |n: u64| lcg.below(n);
     let mut checked = 0;
     for _ in 0..programs {
@@ -308,7 +308,7 @@ fn many_threads_equal_brute_force() {
         assert_eq!(graphs, Some(24));
         assert_eq!(count(threads, &Power), (24, 0));
     }
-    let mut lcg = super::super::mock::Lcg(17);
+    let mut lcg = super::super::mock::Lcg::for_test(17);
     let mut next = move |n: u64| lcg.below(n);
     let mut checked = 0;
     while checked < 1500 {
@@ -372,7 +372,7 @@ fn wide(op: fn(u64) -> (Op, u64), value: u64) -> (Op, u64) {
 /// against brute force), and the same values read. Also where an 8-byte access comes first,
 /// so that the exploration starts again once a 4-byte one cuts it.
 fn wide_accesses_as_their_pieces(model: &dyn Model, seed: u64, programs: usize) {
-    let mut lcg = super::super::mock::Lcg(seed);
+    let mut lcg = super::super::mock::Lcg::for_test(seed);
     let mut next = move |n: u64| lcg.below(n);
     for _ in 0..programs {
         let (mut whole, mut pieces) = (Vec::new(), Vec::new());
@@ -496,7 +496,7 @@ fn ra_counts() {
 /// The RA model's saturation against the axioms of `ra.cat` tried with every coherence order.
 #[test]
 fn ra_consistency_equals_brute_force() {
-    let mut lcg = super::super::mock::Lcg(5);
+    let mut lcg = super::super::mock::Lcg::for_test(5);
     let mut next = move |n: u64| lcg.below(n);
     for _ in 0..200 {
         let n = 2 + next(2);
@@ -516,7 +516,7 @@ fn random_synchronised(
     programs: usize,
     sync: impl Fn(&mut dyn FnMut(u64) -> u64, &mut Vec<(Op, u64)>),
 ) -> Vec<Vec<Vec<(Op, u64)>>> {
-    let mut lcg = super::super::mock::Lcg(seed);
+    let mut lcg = super::super::mock::Lcg::for_test(seed);
     let mut next = move |n: u64| lcg.below(n);
     (0..programs)
         .map(|_| {
@@ -798,7 +798,7 @@ fn shared_steps_equal_each_step_replayed() {
         explore(&exchange, &Sc, true),
         explore(&exchange, &Sc, false)
     );
-    let mut lcg = super::super::mock::Lcg(5);
+    let mut lcg = super::super::mock::Lcg::for_test(5);
     let mut next = move |n: u64| lcg.below(n);
     let models: [&dyn Model; 5] = [&Sc, &TSO, &PSO, &Ra, &Power];
     for p in 0..400 {
