@@ -869,27 +869,33 @@ impl Trust<'_> {
             let slot = self.slot_of(t as u32)?;
             return stopped(snap, slot).map(|p| (slot, p));
         }
-        let mut best: Option<(u32, u32, Pending)> = None;
-        for slot in 0..snap.slots.len() as u32 {
-            let Some(p) = stopped(snap, slot).filter(|_| Some(slot) != but) else {
+        // (slot, graph thread)
+        let mut best: Option<(u32, u32)> = None;
+        for (slot, view) in (0..).zip(&snap.slots) {
+            let (false, SlotState::Stopped(p)) = (Some(slot) == but, &view.state) else {
                 continue;
             };
             let Some(&thread) = self.slots.get(slot as usize) else {
                 continue;
             };
+            // (a lower thread was found: the checks below are the expensive part)
+            if best.is_some_and(|(_, t)| t <= thread) {
+                continue;
+            }
             let ran = self.ran.get(thread as usize).copied().unwrap_or(0);
             let evs = &g.threads[thread as usize];
             if evs.get(ran as usize).is_some_and(|ev| !ev.hole) {
                 continue; // its next event is in the graph: replayed once it can be
             }
-            if self.awaiting(g, thread, ran, &p).is_some() {
+            if self.awaiting(g, thread, ran, p).is_some() {
                 continue;
             }
-            if can_run(snap, slot, &p.op, but) && best.as_ref().is_none_or(|b| thread < b.1) {
-                best = Some((slot, thread, p));
+            if can_run(snap, slot, &p.op, but) {
+                best = Some((slot, thread));
             }
         }
-        best.map(|(slot, _, p)| (slot, p))
+        let (slot, _) = best?;
+        stopped(snap, slot).map(|p| (slot, p))
     }
 
     /// An execution ended (with an error, or none).
