@@ -146,6 +146,29 @@ pub fn values_read(threads: &[Vec<(Op, u64)>], rf: &[(Event, Option<Event>)]) ->
     out
 }
 
+/// How many choices of sources [`ra_assignments`] tries (each over the coherence orders):
+/// per read, the initial value and every other write to its location.
+pub fn ra_choices(threads: &[Vec<(Op, u64)>]) -> u64 {
+    let ops: Vec<&Op> = threads.iter().flatten().map(|(op, _)| op).collect();
+    let addr = |op: &Op| match *op {
+        Op::Load { addr, .. } | Op::Store { addr, .. } | Op::Rmw { addr, .. } => Some(addr.0),
+        _ => None,
+    };
+    let writes = |a: u64| {
+        (ops.iter())
+            .filter(|op| matches!(op, Op::Store { .. } | Op::Rmw { .. }) && addr(op) == Some(a))
+            .count() as u64
+    };
+    ops.iter()
+        .filter_map(|op| match op {
+            // (an update is one of its location's writes, not its own source)
+            Op::Load { addr, .. } => Some(1 + writes(addr.0)),
+            Op::Rmw { addr, .. } => Some(writes(addr.0)),
+            _ => None,
+        })
+        .fold(1u64, u64::saturating_mul)
+}
+
 /// Every choice of sources (per read, its source as (thread, index); `None`: the initial
 /// value), and whether some coherence order makes it RA-consistent.
 #[allow(clippy::type_complexity)]
