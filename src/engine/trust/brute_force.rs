@@ -146,9 +146,10 @@ pub fn values_read(threads: &[Vec<(Op, u64)>], rf: &[(Event, Option<Event>)]) ->
     out
 }
 
-/// How many choices of sources [`ra_assignments`] tries (each over the coherence orders):
-/// per read, the initial value and every other write to its location.
-pub fn ra_choices(threads: &[Vec<(Op, u64)>]) -> u64 {
+/// How many candidates [`ra_assignments`] may try: per read, the initial value and every
+/// other write to its location; with each choice, every coherence order (per location, every
+/// order of its writes). Saturating.
+pub fn ra_candidates(threads: &[Vec<(Op, u64)>]) -> u64 {
     let ops: Vec<&Op> = threads.iter().flatten().map(|(op, _)| op).collect();
     let addr = |op: &Op| match *op {
         Op::Load { addr, .. } | Op::Store { addr, .. } | Op::Rmw { addr, .. } => Some(addr.0),
@@ -159,14 +160,19 @@ pub fn ra_choices(threads: &[Vec<(Op, u64)>]) -> u64 {
             .filter(|op| matches!(op, Op::Store { .. } | Op::Rmw { .. }) && addr(op) == Some(a))
             .count() as u64
     };
-    ops.iter()
-        .filter_map(|op| match op {
-            // (an update is one of its location's writes, not its own source)
-            Op::Load { addr, .. } => Some(1 + writes(addr.0)),
-            Op::Rmw { addr, .. } => Some(writes(addr.0)),
-            _ => None,
-        })
-        .fold(1u64, u64::saturating_mul)
+    let sources = ops.iter().filter_map(|op| match op {
+        // (an update is one of its location's writes, not its own source)
+        Op::Load { addr, .. } => Some(1 + writes(addr.0)),
+        Op::Rmw { addr, .. } => Some(writes(addr.0)),
+        _ => None,
+    });
+    let mut locations: Vec<u64> = ops.iter().filter_map(|op| addr(op)).collect();
+    locations.sort_unstable();
+    locations.dedup();
+    let orders = locations
+        .into_iter()
+        .map(|a| (1..=writes(a)).fold(1u64, u64::saturating_mul));
+    sources.chain(orders).fold(1u64, u64::saturating_mul)
 }
 
 /// Every choice of sources (per read, its source as (thread, index); `None`: the initial

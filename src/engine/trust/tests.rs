@@ -4,7 +4,7 @@ use super::super::mock::{
 };
 use super::super::Config;
 use super::brute_force::{
-    consistent_graphs, ra_assignments, ra_choices, traces, values_read, Semantics, Sources,
+    consistent_graphs, ra_assignments, ra_candidates, traces, values_read, Semantics, Sources,
 };
 use crate::event::{FenceKind, Op};
 use crate::model::{Model, Power, Pso, Ra, Sc, Tso};
@@ -84,18 +84,19 @@ fn random_programs(model: &dyn Model, sem: Option<Semantics>, seed: u64, program
                     .collect()
             })
             .collect();
-        // (ra's brute force tries every choice of sources: past this, some values of
-        // `SMC_TEST_SEED` drew programs it took more than five minutes over; the suite's own
-        // seeds draw none, 43,200 at most)
-        if sem.is_none() && ra_choices(&threads) > RA_CHOICES_MAX {
+        // (ra's brute force tries every choice of sources with every coherence order: past
+        // this, some values of `SMC_TEST_SEED` drew programs it took more than ten minutes
+        // over; the suite's own seeds draw none, 2,073,600 at most)
+        if sem.is_none() && ra_candidates(&threads) > RA_CANDIDATES_MAX {
             continue;
         }
         equals_brute_force(model, sem, threads);
     }
 }
 
-/// The most choices of sources a random program may give ra's brute force.
-const RA_CHOICES_MAX: u64 = 50_000;
+/// The most candidates (choices of sources, coherence orders) a random program may give ra's
+/// brute force.
+const RA_CANDIDATES_MAX: u64 = 4_000_000;
 
 /// One execution per consistent graph of `threads` under `model` (the brute force: every
 /// interleaving under `sem`'s semantics; without, every choice of sources that ra accepts), 0
@@ -510,7 +511,7 @@ fn ra_consistency_equals_brute_force() {
     for _ in 0..200 {
         let n = 2 + next(2);
         let threads = loads_stores_adds(&mut next, n, 2);
-        if ra_choices(&threads) > RA_CHOICES_MAX {
+        if ra_candidates(&threads) > RA_CANDIDATES_MAX {
             continue;
         }
         for (rf, want) in super::brute_force::ra_assignments(&threads) {
