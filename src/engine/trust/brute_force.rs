@@ -146,18 +146,22 @@ pub fn values_read(threads: &[Vec<(Op, u64)>], rf: &[(Event, Option<Event>)]) ->
     out
 }
 
+/// The word a brute-force program's operation accesses (`None`: a fence).
+fn location(op: &Op) -> Option<u64> {
+    match *op {
+        Op::Load { addr, .. } | Op::Store { addr, .. } | Op::Rmw { addr, .. } => Some(addr.0),
+        _ => None,
+    }
+}
+
 /// How many candidates [`ra_assignments`] may try: per read, the initial value and every
 /// other write to its location; with each choice, every coherence order (per location, every
 /// order of its writes). Saturating.
 pub fn ra_candidates(threads: &[Vec<(Op, u64)>]) -> u64 {
     let ops: Vec<&Op> = threads.iter().flatten().map(|(op, _)| op).collect();
-    let addr = |op: &Op| match *op {
-        Op::Load { addr, .. } | Op::Store { addr, .. } | Op::Rmw { addr, .. } => Some(addr.0),
-        _ => None,
-    };
     let writes = |a: u64| {
         (ops.iter())
-            .filter(|op| matches!(op, Op::Store { .. } | Op::Rmw { .. }) && addr(op) == Some(a))
+            .filter(|op| matches!(op, Op::Store { .. } | Op::Rmw { .. }) && location(op) == Some(a))
             .count() as u64
     };
     let sources = ops.iter().filter_map(|op| match op {
@@ -166,7 +170,7 @@ pub fn ra_candidates(threads: &[Vec<(Op, u64)>]) -> u64 {
         Op::Rmw { addr, .. } => Some(writes(addr.0)),
         _ => None,
     });
-    let mut locations: Vec<u64> = ops.iter().filter_map(|op| addr(op)).collect();
+    let mut locations: Vec<u64> = ops.iter().filter_map(|op| location(op)).collect();
     locations.sort_unstable();
     locations.dedup();
     let orders = locations
@@ -185,10 +189,7 @@ pub fn ra_assignments(threads: &[Vec<(Op, u64)>]) -> Vec<(Vec<(Event, Option<Eve
         .flat_map(|(t, ops)| (0..ops.len()).map(move |i| (t, i)))
         .collect();
     let op = |e: usize| &threads[events[e].0][events[e].1].0;
-    let addr = |e: usize| match op(e) {
-        Op::Load { addr, .. } | Op::Store { addr, .. } | Op::Rmw { addr, .. } => addr.0,
-        _ => unreachable!("not in brute-force programs"),
-    };
+    let addr = |e: usize| location(op(e)).expect("not in brute-force programs");
     let reads: Vec<usize> = (0..events.len())
         .filter(|&e| matches!(op(e), Op::Load { .. } | Op::Rmw { .. }))
         .collect();
@@ -367,10 +368,7 @@ pub fn consistent_graphs(
         .flat_map(|(t, ops)| (0..ops.len()).map(move |i| (t, i)))
         .collect();
     let op = |e: Event| &threads[e.0][e.1].0;
-    let addr = |e: Event| match op(e) {
-        Op::Load { addr, .. } | Op::Store { addr, .. } | Op::Rmw { addr, .. } => Some(addr.0),
-        _ => None,
-    };
+    let addr = |e: Event| location(op(e));
     let reads: Vec<Event> = (events.iter().copied())
         .filter(|&e| matches!(op(e), Op::Load { .. } | Op::Rmw { .. }))
         .collect();
