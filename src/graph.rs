@@ -172,6 +172,26 @@ static NO_DEPENDENCIES: Dependencies = Dependencies {
 };
 
 impl GraphEvent {
+    /// An event with nothing but its label and where its thread was (stamped when added).
+    pub fn new(label: Label, pc: u64, hash: u64) -> GraphEvent {
+        GraphEvent {
+            label,
+            stamp: 0,
+            pc,
+            hash,
+            deps: None,
+            hole: false,
+            conditional: None,
+            skipped: 0,
+            order: None,
+            op: None,
+            choice: None,
+            piece: None,
+            locked: false,
+            cas: None,
+        }
+    }
+
     /// The reads of its thread it depends on.
     pub fn deps(&self) -> &Dependencies {
         self.deps.as_deref().unwrap_or(&NO_DEPENDENCIES)
@@ -360,7 +380,8 @@ impl Graph {
     /// `thread`'s events, to change: copied first where another graph shares them.
     pub fn events_mut(&mut self, thread: u32) -> &mut Vec<GraphEvent> {
         let evs = &mut self.threads[thread as usize];
-        if Arc::get_mut(evs).is_none() {
+        // (a count first: `get_mut` is a locked instruction, and no `Weak` is ever made)
+        if Arc::strong_count(evs) != 1 {
             // (a copy with room for the events the running execution adds to the thread next:
             // one that grew from its exact length would be copied again at once)
             *evs = Arc::new(with_room(evs, evs.len()));
@@ -438,25 +459,16 @@ impl Graph {
 
     /// Adds an event at place `e`: a hole, or the end of its thread.
     pub fn add_at(&mut self, e: EventId, label: Label, pc: u64, hash: u64) -> EventId {
-        if let Some(addr) = label.location() {
+        self.insert(e, GraphEvent::new(label, pc, hash))
+    }
+
+    /// Adds `ev`, stamped now, at place `e` (its other fields set before: a thread's events
+    /// are made its own on every change, an atomic check where a graph shares them).
+    pub fn insert(&mut self, e: EventId, mut ev: GraphEvent) -> EventId {
+        if let Some(addr) = ev.label.location() {
             *self.accessors.entry(addr).or_default() |= 1 << e.thread.min(63);
         }
-        let ev = GraphEvent {
-            label,
-            stamp: self.next_stamp,
-            pc,
-            hash,
-            deps: None,
-            hole: false,
-            conditional: None,
-            skipped: 0,
-            order: None,
-            op: None,
-            choice: None,
-            piece: None,
-            locked: false,
-            cas: None,
-        };
+        ev.stamp = self.next_stamp;
         let evs = self.events_mut(e.thread);
         match evs.get_mut(e.index as usize) {
             Some(hole) => {

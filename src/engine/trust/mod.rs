@@ -20,7 +20,7 @@
 //! each store wrote over, so a read of the initial value gets those).
 
 use crate::event::{Event, Op, Pending, Reply, ScriptStep, StoreBytes, ThreadId};
-use crate::graph::{Conditional, EventId, Graph, Label};
+use crate::graph::{Conditional, EventId, Graph, GraphEvent, Label};
 use crate::model::Model;
 use crate::results::{ErrorKind, Outcome};
 
@@ -692,19 +692,20 @@ impl Trust<'_> {
                 }
                 _ => None,
             };
-            let e = g.add_at(at, label, p.pc, p.hash);
-            g.event_mut(e).skipped = p.skipped;
-            g.event_mut(e).locked = matches!(p.op, Op::Cas { .. }) && conditional.is_none();
+            let mut ev = GraphEvent::new(label, p.pc, p.hash);
+            ev.skipped = p.skipped;
+            ev.locked = matches!(p.op, Op::Cas { .. }) && conditional.is_none();
             if conditional.is_none() {
-                g.event_mut(e).cas = p.cas;
+                ev.cas = p.cas;
             }
             if answered(&p.op) {
-                g.event_mut(e).op = Some(p.op);
+                ev.op = Some(p.op);
                 // an update's order is known now (a revisit may keep it before its step runs)
-                if g.label(e).writes() {
-                    g.event_mut(e).order = objects::order_of(&p.op, objects::Effect::Write(0));
+                if ev.label.writes() {
+                    ev.order = objects::order_of(&p.op, objects::Effect::Write(0));
                 }
             }
+            let e = g.insert(at, ev);
             let decides = g.label(e).access().is_some() || g.event(e).conditional.is_some();
             if self.model.uses_dependencies() && decides {
                 if let Some(deps) = self.exec.dependencies(p.pc) {

@@ -9,7 +9,7 @@
 
 use crate::engine::{ExecError, Snapshot};
 use crate::event::{Event, Op, Pending, Reply, StoreBytes, ThreadId, MAX_ACCESS};
-use crate::graph::{EventId, Graph, Label, Piece};
+use crate::graph::{EventId, Graph, GraphEvent, Label, Piece};
 
 use super::pieces::Split;
 use super::revisit::set_source;
@@ -131,13 +131,14 @@ impl Trust<'_> {
                     rf: None,
                 },
             };
-            let e = g.add_at(at, label, p.pc, p.hash);
-            g.event_mut(e).skipped = p.skipped;
-            g.event_mut(e).piece = Some(Piece {
+            let mut ev = GraphEvent::new(label, p.pc, p.hash);
+            ev.skipped = p.skipped;
+            ev.piece = Some(Piece {
                 index: index as u8,
                 count,
                 atomic,
             });
+            let e = g.insert(at, ev);
             if stored.is_some() {
                 self.memory.last.insert(addr, e);
                 let places = self.placements(g, e, addr);
