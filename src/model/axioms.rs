@@ -180,7 +180,9 @@ fn global_relation(
                 }
             }
             from.into_iter().flatten().for_each(|f| rel.add(f, here));
-            let store_fence = matches!(label, Label::Eieio) && preserved == Preserved::FromReads;
+            // (lwsync keeps stores in order too)
+            let store_fence =
+                matches!(label, Label::Eieio | Label::Lwsync) && preserved == Preserved::FromReads;
             if ev.is_barrier() || store_fence {
                 match preserved {
                     Preserved::AllButWriteRead => {

@@ -46,7 +46,11 @@ impl Trust<'_> {
                 buffer_of: None,
             })
             .collect();
-        let at = |e: EventId| self.trace_events.iter().position(|&x| x == Some(e));
+        // (an access in pieces is one step, named by its first piece)
+        let at = |e: EventId| {
+            let first = super::split::first_piece(g, e);
+            self.trace_events.iter().position(|&x| x == Some(first))
+        };
         let sources = self
             .trace_events
             .iter()
