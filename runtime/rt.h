@@ -184,6 +184,7 @@ extern int g_cur;    /* the coroutine running, -1 for the host */
 extern int g_resume; /* who runs next when the current one waits: a creator whose child has
                       * announced its first event */
 extern int g_exec_over, g_exec_status, g_exec_flush;
+extern int g_hang_deferred; /* trap.c: the coroutine a hang signal found in the runtime */
 extern int g_all_waiting; /* every thread of the execution waits: the host takes it from here */
 
 void stack_bounds(uint64_t *lo, uint64_t *hi);

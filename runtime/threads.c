@@ -235,6 +235,7 @@ void co_start(void) {
     restore_if_pending();
     heap_reset();
     g_exec_over = 0;
+    g_hang_deferred = -1;
     g_exiting = 0;
     g_all_waiting = 0;
     g_nexit_handlers = 0; /* a crashed or aborted execution's never ran */

@@ -311,6 +311,8 @@ static uint64_t stop_with(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t s
      * program may not have written since, so what the stop left below this frame is cleared
      * (the same bytes either way). */
     if (g_coroutines) smc_clear_below_sp();
+    /* (it stopped: a hang signal that came while it was in here is not for it) */
+    if (g_hang_deferred == g_cur) g_hang_deferred = -1;
     errno = saved_errno;
     return LOAD(&s->reply);
 }
@@ -437,6 +439,7 @@ void reraise_default(int sig) {
 }
 
 static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc);
+static void set_aside_if_deferred(void);
 
 static void on_trap(int sig, siginfo_t *si, void *ucv) {
     (void)sig;
@@ -454,6 +457,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv) {
     }
     smc_set_pc(g, (uint64_t)(uintptr_t)g_tramp + st->copy_off);
     at_site(st, pc, g);
+    set_aside_if_deferred();
 }
 
 /* A jump hook's stub calls this (targets/ARCH/hook.h); the stub then runs the site's copy. */
@@ -461,6 +465,7 @@ void smc_hook(greg_t *g, uint32_t index) {
     if (index >= g_nsites) return;
     const struct smc_site *st = &g_sites[index];
     at_site(st, g_bias + st->offset, g);
+    set_aside_if_deferred();
 }
 
 /* ---- stack and TLS memory shared between threads ---- */
@@ -827,12 +832,7 @@ void on_fatal(int sig, siginfo_t *si, void *ucv) {
  * last event did published as at a stop, its slot SMC_SLOT_HUNG, and it is never switched to
  * again (the snapshot puts its stack back). Inside the runtime's own code (a step's tail), it
  * waits for the next signal. With real threads the checker ends the execution instead. */
-static void on_hang(int sig, siginfo_t *si, void *ucv) {
-    (void)si;
-    if (!g_coroutines || g_cur < 0 || g_exec_over) return;
-    uint64_t pc = smc_pc(smc_gregs(ucv));
-    if (t_in_trap || in_runtime(pc)) return;
-    sys_unblock_signal(sig); /* left blocked by switching away */
+static void set_aside(void) {
     int me = g_cur;
     struct coro *c = &g_co[me];
     uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
@@ -845,6 +845,32 @@ static void on_hang(int sig, siginfo_t *si, void *ucv) {
     if (running_less_one() == 0) all_waiting(0);
     co_switch(-1);
     __builtin_unreachable();
+}
+
+/* The coroutine the hang signal found inside the runtime's own code, -1 for none: it is set
+ * aside as it leaves a site's hook for the program's code, unless it stops first. A spin whose
+ * every iteration passes a site that is not an event (an access of its own stack) spends
+ * most of its time in the hook, where a signal that only waits for the next would rarely
+ * find it out. */
+int g_hang_deferred = -1;
+
+static void set_aside_if_deferred(void) {
+    if (__builtin_expect(g_hang_deferred >= 0, 0) && g_hang_deferred == g_cur && !g_exec_over) {
+        g_hang_deferred = -1;
+        set_aside();
+    }
+}
+
+static void on_hang(int sig, siginfo_t *si, void *ucv) {
+    (void)si;
+    if (!g_coroutines || g_cur < 0 || g_exec_over) return;
+    uint64_t pc = smc_pc(smc_gregs(ucv));
+    if (t_in_trap || in_runtime(pc)) {
+        g_hang_deferred = g_cur;
+        return;
+    }
+    sys_unblock_signal(sig); /* left blocked by switching away */
+    set_aside();
 }
 
 void install_handlers(void) {

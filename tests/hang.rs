@@ -144,3 +144,33 @@ fn a_wait_with_a_deadline_is_not_a_hang() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A thread that spins with visible events (a timed wait that times out, again and again)
+/// gives way to the others after a run of steps: the producer, which the consumer's spin
+/// would keep from ever running before the step bound, runs, and its late store is found.
+/// (The exploration used to end with one execution cut at the bound and no verdict.)
+#[test]
+fn a_spin_of_visible_steps_lets_the_other_threads_run() {
+    let scratch = Scratch::new("timed-retry");
+    let bin = compile(&scratch, &source("timed_retry.c"), "gcc", &["-O2"]);
+    let runs = [
+        ("sc", "interleaving"),
+        ("tso", "interleaving"),
+        ("pso", "interleaving"),
+        ("sc", "graph"),
+        ("ra", "graph"),
+    ];
+    for (model, engine) in runs {
+        // (the graph engine's first execution runs to the step bound: the producer's lock
+        // waits for an unlock that only another graph gives it; a graph that long is slow to
+        // build, so the bound is lower than the default)
+        let r = check(&bin, model, &["--engine", engine, "--max-steps", "3000"]);
+        assert_eq!(
+            (r.verdict(), r.error_kind()),
+            ("error", Some("assertion")),
+            "{model} {engine}\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}

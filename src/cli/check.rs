@@ -626,6 +626,7 @@ fn explore(
         spurious_wakeups: cli.bounds.spurious_wakeups,
         nondet_values: cli.bounds.nondet_values,
         graph,
+        fair_after: engine::DEFAULT_FAIR_AFTER,
     };
     // (the executions explored so far, for the message of an interrupted check)
     let explored = std::sync::atomic::AtomicU64::new(0);
@@ -664,7 +665,12 @@ fn explore(
     };
     let mut outcome = match result {
         Ok(o) => o,
-        Err(ExecError::Timeout { .. }) => unreachable!("the engine reports time-outs as hangs"),
+        // (each engine reports a time-out as a hang: this would be an internal error)
+        Err(ExecError::Timeout { .. }) => {
+            return Err(UsageError(
+                "internal error: an execution timed out that was not reported as a hang".into(),
+            ))
+        }
         Err(ExecError::Interrupted) => return Err(stopped()),
         Err(ExecError::Fatal(msg)) => return Err(UsageError(msg)),
     };

@@ -289,6 +289,9 @@ struct Run {
     /// Races (earlier position, later position) whose later event is inside an atomic section
     /// still open: reversed when it ends, as the section is one step.
     deferred: Vec<(usize, usize)>,
+    /// The thread of the last step (a store buffer's: its owner), and how many steps in a row
+    /// it has taken ([`Config::fair_after`]).
+    streak: (ThreadId, u32),
 }
 
 enum RunEnd {
@@ -527,6 +530,7 @@ impl Run {
             claimed: false,
             ended_at: None,
             deferred: Vec::new(),
+            streak: (ThreadId::MAIN, 0),
         }
     }
 
@@ -546,6 +550,7 @@ impl Run {
             claimed,
             ended_at,
             deferred,
+            streak,
         } = o;
         self.sync.clone_from(sync);
         self.slot_tid.clone_from(slot_tid);
@@ -557,6 +562,7 @@ impl Run {
         self.claimed = *claimed;
         self.ended_at = *ended_at;
         self.deferred.clone_from(deferred);
+        self.streak = *streak;
     }
 
     /// Whether the threads of `snap` wait where they waited in this state.

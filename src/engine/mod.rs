@@ -331,6 +331,13 @@ pub struct Config {
     /// Explore execution graphs ([`trust`]) rather than interleavings: for comparison under
     /// sc, tso and pso; always under a model that only has graphs (ra).
     pub graph: bool,
+    /// A thread that has taken this many steps in a row gives way to another that can run
+    /// (the one the engine would take next otherwise goes on where none can): a thread that
+    /// spins with visible events (a loop that writes, a timed wait that times out) would else
+    /// keep the others from ever running before the step bound cuts the execution, and the
+    /// executions where they end its spin from being explored. Which thread runs next is the
+    /// engine's free choice: the executions explored are the same.
+    pub fair_after: u32,
 }
 
 impl Default for Config {
@@ -343,11 +350,15 @@ impl Default for Config {
             spurious_wakeups: 0,
             nondet_values: DEFAULT_NONDET_VALUES,
             graph: false,
+            fair_after: DEFAULT_FAIR_AFTER,
         }
     }
 }
 
 pub const DEFAULT_MAX_STEPS: usize = 50_000;
+
+/// Steps a thread takes in a row before another that can run takes one ([`Config::fair_after`]).
+pub const DEFAULT_FAIR_AFTER: u32 = 256;
 
 /// How one worker takes part in an exploration shared by several (`-j`, `--shard`).
 ///

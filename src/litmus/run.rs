@@ -114,6 +114,7 @@ pub fn check(test: &Test, exe: &Path, model_name: &str, opts: &Options) -> Resul
         spurious_wakeups: 0,
         nondet_values: engine::DEFAULT_NONDET_VALUES,
         graph: opts.graph || model.graph_only(),
+        fair_after: engine::DEFAULT_FAIR_AFTER,
     };
     let mut progress = |_: &crate::results::Stats| !supervisor::interrupted();
     let outcome = match engine::explore(&mut native, model.as_ref(), &cfg, &mut progress) {

@@ -528,6 +528,7 @@ fn explore_here(ops: &EngineOps, area: &Area) -> Result<Value, String> {
         spurious_wakeups: req["spurious_wakeups"].as_u64().unwrap_or(0) as u32,
         nondet_values: req["nondet_values"].as_u64().ok_or("no nondet domain")? as u32,
         graph: req["graph"].as_bool().unwrap_or(false),
+        fair_after: crate::engine::DEFAULT_FAIR_AFTER,
     };
     // SAFETY: the runtime's mapping of the channel, for the life of the process.
     let ch = unsafe { Channel::borrowed(ops.channel, ops.channel_size as usize) };

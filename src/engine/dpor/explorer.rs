@@ -129,7 +129,12 @@ impl<'a> Explorer<'a> {
                 let first = if in_top {
                     awake.iter().copied().min_by_key(|&t| self.names.path(t))
                 } else {
-                    awake.first().copied()
+                    // (a thread that ran `fair_after` steps in a row gives way)
+                    let (last, n) = run.streak;
+                    let turn = n >= self.cfg.fair_after;
+                    (awake.iter().copied())
+                        .find(|&t| !turn || run.owner_of(t) != last)
+                        .or_else(|| awake.first().copied())
                 };
                 let Some(t) = first else {
                     exec.end()?;
@@ -600,6 +605,12 @@ impl<'a> Explorer<'a> {
             (ev.op, ev.wrote, ev.pc, ev.hash, ev.value_read)
         };
         let clock = run.trace[pos].clock.clone();
+        // (a store buffer's updates are its thread's steps)
+        let owner = run.owner_of(t);
+        run.streak = match run.streak {
+            (s, n) if s == owner => (owner, n + 1),
+            _ => (owner, 1),
+        };
         let th = run.thread(t);
         th.seq = seq;
         th.clock = clock;

@@ -490,10 +490,23 @@ impl Trust<'_> {
     /// Visits `g`: runs the program up to it, then extends it event by event to the end of
     /// the execution, leaving every other branch in `todo`.
     fn run(&mut self, mut g: Graph) -> Result<(), ExecError> {
-        let Some(mut snap) = self.replay(&mut g)? else {
+        match self.run_on(&mut g) {
+            // (the executor ended a process whose thread ran past the time limit: with real
+            // threads it cannot be set aside)
+            Err(ExecError::Timeout { .. }) => {
+                let snap = Snapshot::default();
+                self.finish(&snap, &g, Some((ErrorKind::Hang, hang_message())));
+                Ok(())
+            }
+            r => r,
+        }
+    }
+
+    fn run_on(&mut self, g: &mut Graph) -> Result<(), ExecError> {
+        let Some(mut snap) = self.replay(g)? else {
             return self.unrealizable();
         };
-        let mut steps = operations(&g);
+        let mut steps = operations(g);
         // A thread whose step ended the process with an error while others could still run:
         // run again, with it last, so that their events are in the graph too (and revisit).
         let mut last: Option<u32> = None;
@@ -502,20 +515,20 @@ impl Trust<'_> {
         // the event the last step added, and how many graphs were left to visit before it
         let mut added: Option<(EventId, usize)> = None;
         loop {
-            if !self.settle_converted(&mut g) {
+            if !self.settle_converted(g) {
                 self.outcome.stats.blocked += 1;
                 return self.exec.end();
             }
             if let Some(ended) = &snap.ended {
-                self.check_atomic_pieces(&g)?;
+                self.check_atomic_pieces(g)?;
                 let verdict = super::end_verdict(ended, self.cfg.allow_exit_status);
                 if let (EndVerdict::Error { kind, message, .. }, Some(slot)) = (&verdict, stepped) {
                     if self.cfg.keep_going
                         && last.is_none()
-                        && self.next_but(&g, &before, Some(slot)).is_some()
+                        && self.next_but(g, &before, Some(slot), None).is_some()
                     {
                         // (noted now: the run with the others first may end in another)
-                        self.note_error(&snap, &g, kind.clone(), message.clone());
+                        self.note_error(&snap, g, kind.clone(), message.clone());
                         // the thread's last event goes again after the others' (its branches
                         // with it, made again then)
                         self.exec.end()?;
@@ -524,21 +537,21 @@ impl Trust<'_> {
                             self.todo.truncate(branches);
                         }
                         last = Some(slot);
-                        let Some(s) = self.replay(&mut g)? else {
+                        let Some(s) = self.replay(g)? else {
                             return self.unrealizable();
                         };
                         snap = s;
-                        steps = operations(&g);
+                        steps = operations(g);
                         continue;
                     }
                 }
                 self.outcome.stats.events += steps as u64;
                 self.outcome.stats.depth = steps as u64;
                 match verdict {
-                    EndVerdict::Complete => self.finish(&snap, &g, None),
+                    EndVerdict::Complete => self.finish(&snap, g, None),
                     EndVerdict::Bounded => self.outcome.stats.bounded += 1,
                     EndVerdict::Error { kind, message, .. } => {
-                        self.finish(&snap, &g, Some((kind, message)))
+                        self.finish(&snap, g, Some((kind, message)))
                     }
                 }
                 return self.exec.end();
@@ -547,11 +560,9 @@ impl Trust<'_> {
                 self.outcome.stats.bounded += 1;
                 return self.exec.end();
             }
-            let next = self
-                .next_but(&g, &snap, last)
-                .or_else(|| self.next_but(&g, &snap, None));
+            let next = self.next_fair(g, &snap, last);
             let Some((slot, p)) = next else {
-                self.check_atomic_pieces(&g)?;
+                self.check_atomic_pieces(g)?;
                 // threads that wait in an await loop: if another iteration could read another
                 // write, the graph where the waiting read reads it is visited too (one of its
                 // sources, or a revisit), and this one is redundant; if none could, it spins
@@ -560,7 +571,7 @@ impl Trust<'_> {
                     .filter_map(|s| {
                         let p = stopped(&snap, s)?;
                         let t = *self.slots.get(s as usize)?;
-                        self.awaiting(&g, t, self.ran.get(t as usize).copied().unwrap_or(0), &p)
+                        self.awaiting(g, t, self.ran.get(t as usize).copied().unwrap_or(0), &p)
                     })
                     .collect();
                 // (an iteration with a store-conditional that failed though it could have
@@ -573,7 +584,7 @@ impl Trust<'_> {
                     || iterations()
                         .flatten()
                         .filter(|&e| g.label(e).reads())
-                        .any(|r| self.could_read_another(&g, r))
+                        .any(|r| self.could_read_another(g, r))
                 {
                     self.outcome.stats.blocked += 1;
                     return self.exec.end();
@@ -589,7 +600,7 @@ impl Trust<'_> {
                         .filter_map(|e| self.slot_of(e.thread))
                         .collect();
                     let message = livelock_message(&slots);
-                    self.finish(&snap, &g, Some((ErrorKind::Hang, message)));
+                    self.finish(&snap, g, Some((ErrorKind::Hang, message)));
                     return self.exec.end();
                 }
                 let hung = snap.slots.iter().any(|v| v.state == SlotState::Hung);
@@ -601,11 +612,11 @@ impl Trust<'_> {
                         .collect();
                     (ErrorKind::Deadlock, deadlock_message(&live))
                 };
-                self.finish(&snap, &g, Some((kind, message)));
+                self.finish(&snap, g, Some((kind, message)));
                 return self.exec.end();
             };
             if let Op::ProcessExit { handlers: true, .. } = p.op {
-                if self.next_but(&g, &snap, Some(slot)).is_some() {
+                if self.next_but(g, &snap, Some(slot), None).is_some() {
                     return Err(ExecError::Fatal(
                         "the graph engine does not support an exit with exit handlers while \
                          other threads run yet (use --engine interleaving)"
@@ -630,7 +641,7 @@ impl Trust<'_> {
                 // the process exits: no event
                 if let Op::ProcessExit { handlers, .. } = p.op {
                     if handlers || self.exec.runs_code_after_exit() {
-                        self.commit_latest(&g)?;
+                        self.commit_latest(g)?;
                     }
                 }
                 snap = self.exec.step(slot, &Reply::default())?;
@@ -646,14 +657,14 @@ impl Trust<'_> {
                 if split.len() > 1 {
                     // (one step however many pieces: the step bound counts operations)
                     added = None;
-                    let Some(s) = self.split_step(&mut g, slot, &p, &label, &split)? else {
+                    let Some(s) = self.split_step(g, slot, &p, &label, &split)? else {
                         return Ok(());
                     };
                     snap = s;
                     steps += 1;
                     // (kept events a thread has reached since are replayed, as after any step)
                     if self.model.porf_cycles() {
-                        match self.catch_up(&mut g, snap)? {
+                        match self.catch_up(g, snap)? {
                             Some(s) => snap = s,
                             None => return self.unrealizable(),
                         }
@@ -684,7 +695,7 @@ impl Trust<'_> {
             }
             let conditional = match p.op {
                 Op::Cas { addr, size } if self.model.store_conditionals_branch() => {
-                    let Some(c) = StoreConditional::new(&g, at, addr.0, size) else {
+                    let Some(c) = StoreConditional::new(g, at, addr.0, size) else {
                         return self.unrealizable();
                     };
                     label = c.label(p.stores);
@@ -709,23 +720,23 @@ impl Trust<'_> {
             let decides = g.label(e).access().is_some() || g.event(e).conditional.is_some();
             if self.model.uses_dependencies() && decides {
                 if let Some(deps) = self.exec.dependencies(p.pc) {
-                    let deps = dependencies_of(&g, e, &deps);
+                    let deps = dependencies_of(g, e, &deps);
                     g.event_mut(e).deps = (!deps.is_empty()).then(|| Box::new(deps));
                 }
             }
             added = Some((e, self.todo.len()));
             if let Some(c) = conditional {
-                if !self.branch_conditional(&mut g, e, c) {
+                if !self.branch_conditional(g, e, c) {
                     return self.unrealizable();
                 }
             }
             steps += 1;
             match g.label(e).clone() {
                 Label::Read { addr, .. } => {
-                    let mut candidates = self.sources(&g, e, addr);
-                    self.wait_on_latest(&mut g, e, addr, &mut candidates);
-                    let labelled = match self.exchange_sources(&mut g, e, &candidates) {
-                        None => self.object_sources(&mut g, e, &candidates),
+                    let mut candidates = self.sources(g, e, addr);
+                    self.wait_on_latest(g, e, addr, &mut candidates);
+                    let labelled = match self.exchange_sources(g, e, &candidates) {
+                        None => self.object_sources(g, e, &candidates),
                         graphs => graphs,
                     };
                     if let Some(mut graphs) = labelled {
@@ -735,52 +746,51 @@ impl Trust<'_> {
                             return self.exec.end();
                         };
                         self.todo.extend(graphs);
-                        g = first;
-                        snap = self.step(&mut g, slot, &p, e)?;
+                        *g = first;
+                        snap = self.step(g, slot, &p, e)?;
                     } else {
                         match candidates[..] {
                             // a consistent graph and a read no event follows: some source keeps
                             // it consistent (the latest write), and only this one is left
-                            [w] if self.sinks_stay_consistent(&g, e) => {
-                                set_source(&mut g, e, w);
-                                snap = self.step(&mut g, slot, &p, e)?;
+                            [w] if self.sinks_stay_consistent(g, e) => {
+                                set_source(g, e, w);
+                                snap = self.step(g, slot, &p, e)?;
                             }
                             // the source this execution takes is the last consistent one: the
                             // program runs on with it while the others are checked (and kept)
                             _ => {
-                                let ok = self.consistent_candidates(&mut g, e, &candidates);
+                                let ok = self.consistent_candidates(g, e, &candidates);
                                 let ok = ok.as_deref();
-                                let Some((k, last)) =
-                                    self.source_to_take(&mut g, e, &candidates, ok)
+                                let Some((k, last)) = self.source_to_take(g, e, &candidates, ok)
                                 else {
                                     self.outcome.stats.blocked += 1;
                                     return self.exec.end();
                                 };
                                 // (each other source's graph is a copy with its own source)
-                                set_source(&mut g, e, candidates[k]);
-                                let started = self.start_step(&mut g, slot, &p, e)?;
+                                set_source(g, e, candidates[k]);
+                                let started = self.start_step(g, slot, &p, e)?;
                                 let others =
-                                    self.other_sources(&mut g, e, &candidates, ok, last, Some(k));
+                                    self.other_sources(g, e, &candidates, ok, last, Some(k));
                                 self.todo.extend(others);
-                                snap = self.finish_step(&mut g, slot, &p, e, started)?;
+                                snap = self.finish_step(g, slot, &p, e, started)?;
                             }
                         }
                     }
                 }
                 Label::Update { addr, .. } => {
-                    if let Some(w) = self.sole_latest_source(&g, e, addr) {
+                    if let Some(w) = self.sole_latest_source(g, e, addr) {
                         // one source, the latest write: no other graph, and no check (as a
                         // read's)
-                        set_source(&mut g, e, w);
+                        set_source(g, e, w);
                         if self.model.enumerates_coherence() {
                             let at = g.co_of(addr).len();
                             g.place(e, at);
                         }
                         if g.label(e).writes() {
-                            self.revisits(&g, e);
+                            self.revisits(g, e);
                         }
                     } else {
-                        let (mut options, taken) = self.update_sources(&g, e, addr);
+                        let (mut options, taken) = self.update_sources(g, e, addr);
                         // an update revisits reads with each source it may read from, also
                         // one that another update reads from (which it then revisits); its
                         // bytes are known once it has run, before any read replays it
@@ -797,25 +807,25 @@ impl Trust<'_> {
                             return self.exec.end();
                         };
                         self.todo.extend(options);
-                        g = first;
+                        *g = first;
                     }
-                    snap = self.step(&mut g, slot, &p, e)?;
+                    snap = self.step(g, slot, &p, e)?;
                 }
                 Label::Write { addr, .. } => {
                     // its places are checked while the program runs on: consistency does not
                     // look at the bytes, which the step reports
-                    let started = self.start_step(&mut g, slot, &p, e)?;
-                    let places = self.placements(&g, e, addr);
-                    snap = self.finish_step(&mut g, slot, &p, e, started)?;
-                    self.revisits(&g, e);
-                    self.take_place(&mut g, e, places)?;
+                    let started = self.start_step(g, slot, &p, e)?;
+                    let places = self.placements(g, e, addr);
+                    snap = self.finish_step(g, slot, &p, e, started)?;
+                    self.revisits(g, e);
+                    self.take_place(g, e, places)?;
                 }
-                _ => snap = self.step(&mut g, slot, &p, e)?,
+                _ => snap = self.step(g, slot, &p, e)?,
             }
             self.ran.resize(g.threads.len(), 0);
             self.ran[thread as usize] = e.index + 1;
             if self.model.porf_cycles() {
-                match self.catch_up(&mut g, snap)? {
+                match self.catch_up(g, snap)? {
                     Some(s) => snap = s,
                     None => return self.unrealizable(),
                 }
@@ -862,9 +872,32 @@ impl Trust<'_> {
         Ok(())
     }
 
-    /// The lowest graph thread but the one in slot `but` with an operation that can run: a
-    /// join once its thread has exited, the end of the process once every other thread has.
-    fn next_but(&self, g: &Graph, snap: &Snapshot, but: Option<u32>) -> Option<(u32, Pending)> {
+    /// The thread to add an event of next: the lowest that can run, but the one in slot
+    /// `last` only if no other can, and one that added the last [`Config::fair_after`] events
+    /// only if no other can. (Any order of adding events explores the same graphs: a revisit
+    /// drops what was added after the read, whatever that was.)
+    fn next_fair(&self, g: &Graph, snap: &Snapshot, last: Option<u32>) -> Option<(u32, Pending)> {
+        let first =
+            (self.next_but(g, snap, last, None)).or_else(|| self.next_but(g, snap, None, None))?;
+        let thread = self.slots[first.0 as usize];
+        if !added_last(g, thread, self.cfg.fair_after) {
+            return Some(first);
+        }
+        (self.next_but(g, snap, last, Some(first.0)))
+            .or_else(|| self.next_but(g, snap, None, Some(first.0)))
+            .or(Some(first))
+    }
+
+    /// The lowest graph thread but the ones in slots `but` and `skip` with an operation that
+    /// can run: a join once its thread has exited, the end of the process once every other
+    /// thread but `but`'s has.
+    fn next_but(
+        &self,
+        g: &Graph,
+        snap: &Snapshot,
+        but: Option<u32>,
+        skip: Option<u32>,
+    ) -> Option<(u32, Pending)> {
         // (a thread that has run some pieces of an access adds the others first)
         if let Some(t) = self.split.iter().position(|&n| n > 0) {
             let slot = self.slot_of(t as u32)?;
@@ -873,7 +906,8 @@ impl Trust<'_> {
         // (slot, graph thread)
         let mut best: Option<(u32, u32)> = None;
         for (slot, view) in (0..).zip(&snap.slots) {
-            let (false, SlotState::Stopped(p)) = (Some(slot) == but, &view.state) else {
+            let excluded = Some(slot) == but || Some(slot) == skip;
+            let (false, SlotState::Stopped(p)) = (excluded, &view.state) else {
                 continue;
             };
             let Some(&thread) = self.slots.get(slot as usize) else {
@@ -947,6 +981,16 @@ pub(super) fn livelock_message(slots: &[u32]) -> String {
 
 /// Can `slot`'s pending `op` run: a join once its thread has exited, the end of the process
 /// once every other thread has (or is `but`)?
+/// Has `thread` added the last `n` events of `g` (by their stamps; restriction keeps those,
+/// so it is a matter of the graph alone)?
+fn added_last(g: &Graph, thread: u32, n: u32) -> bool {
+    let evs = &g.threads[thread as usize];
+    let (Some(last), Some(first)) = (evs.last(), evs.len().checked_sub(n as usize)) else {
+        return false;
+    };
+    n > 0 && last.stamp + 1 == g.next_stamp && evs[first].stamp + n == g.next_stamp
+}
+
 fn can_run(snap: &Snapshot, slot: u32, op: &Op, but: Option<u32>) -> bool {
     match *op {
         Op::Join { slot: s } => matches!(
