@@ -1,11 +1,12 @@
 //! A test double for [`Executor`]: threads given as lists of operations, run in-process, so
 //! the engine can be tested on abstract traces without any process.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use super::{
-    Ended, ExecError, Executed, Executor, ProcessEnd, Reply, RuntimeError, RuntimeErrorKind,
-    ScriptStep, SlotState, SlotView, Snapshot,
+    Config, Ended, ExecError, Executed, Executor, ProcessEnd, Reply, RuntimeError,
+    RuntimeErrorKind, ScriptStep, SlotState, SlotView, Snapshot,
 };
 use crate::event::{CasOperands, Op, Pending, StoreBytes, TargetAddr};
 
@@ -567,4 +568,24 @@ impl Mock {
         }
         Ok(self.snapshot(None))
     }
+}
+
+thread_local! {
+    /// The steps a thread takes in a row before another that can run takes one, in the
+    /// explorations of this test's thread ([`Config::fair_after`]).
+    static TURNS: Cell<u32> = const { Cell::new(super::DEFAULT_FAIR_AFTER) };
+}
+
+/// The configuration of the explorations of a random test: the default, but for the turns
+/// [`take_turns_after`] set on this test's thread.
+pub fn test_config() -> Config {
+    Config {
+        fair_after: TURNS.with(Cell::get),
+        ..Config::default()
+    }
+}
+
+/// Threads take turns after `n` steps in this test's explorations ([`test_config`]).
+pub fn take_turns_after(n: u32) {
+    TURNS.with(|t| t.set(n));
 }

@@ -2,10 +2,12 @@
 //! complete executions must equal the number of Mazurkiewicz traces, counted by enumerating
 //! every interleaving and keeping the order of each conflicting pair.
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::super::mock::{fetch_add, futex_wait, futex_wake, load, lock, store, unlock, Mock};
+use super::super::mock::{
+    fetch_add, futex_wait, futex_wake, load, lock, store, take_turns_after, test_config, unlock,
+    Mock,
+};
 use super::super::Config;
 use crate::event::{Op, TargetAddr};
 use crate::model::Sc;
@@ -192,25 +194,12 @@ pub(super) fn same_without_prefixes(
     }
 }
 
-thread_local! {
-    /// The steps a thread takes in a row before another that can run takes one, in the
-    /// explorations of this test's thread (`Config::fair_after`).
-    static TURNS: Cell<u32> = const { Cell::new(crate::engine::DEFAULT_FAIR_AFTER) };
-}
-
-fn config() -> Config {
-    Config {
-        fair_after: TURNS.with(Cell::get),
-        ..Config::default()
-    }
-}
-
 /// Which thread takes the next step where none is to be replayed is the engine's free choice:
 /// with threads taking turns after every step, the same traces, with mutexes, atomic sections
 /// and futexes too.
 #[test]
 fn executions_equal_mazurkiewicz_traces_when_threads_take_turns() {
-    TURNS.with(|t| t.set(1));
+    take_turns_after(1);
     check_random_programs(0x3c6ef372fe94f82b, 300, false, false);
     check_random_programs(0xa54ff53a5f1d36f1, 300, true, false);
     check_random_programs(0xa54ff53a5f1d36f2, 300, false, true);
@@ -302,7 +291,7 @@ fn check_program(threads: &[Vec<(Op, u64)>]) -> bool {
     let first = super::explore(
         &mut Mock::new(threads.to_vec(), None),
         &Sc,
-        &config(),
+        &test_config(),
         &mut |_| true,
     )
     .unwrap();
@@ -313,7 +302,7 @@ fn check_program(threads: &[Vec<(Op, u64)>]) -> bool {
     );
     let cfg = Config {
         keep_going: true,
-        ..config()
+        ..test_config()
     };
     let mut mock = Mock::new(threads.to_vec(), None);
     let o = super::explore(&mut mock, &Sc, &cfg, &mut |_| true).unwrap();

@@ -1,6 +1,6 @@
 use super::super::mock::{
     fence, fetch_add, futex_wait, futex_wake, load, lock, read_key, sem_post, sem_wait, store,
-    unlock, Check, Mock,
+    take_turns_after, test_config, unlock, Check, Mock,
 };
 use super::super::Config;
 use super::brute_force::{
@@ -9,7 +9,6 @@ use super::brute_force::{
 use crate::event::{FenceKind, Op};
 use crate::model::{Model, Power, Pso, Ra, Sc, Tso};
 use crate::results::{Observation, Outcome};
-use std::cell::Cell;
 use std::collections::BTreeMap;
 
 const X: u64 = 0x100;
@@ -19,17 +18,7 @@ fn check(threads: Vec<Vec<(Op, u64)>>, model: &dyn Model, assertion: Option<Chec
     let mut mock = Mock::new(threads, assertion);
     mock.graph = true;
     mock.observe_reads = true;
-    let cfg = Config {
-        fair_after: TURNS.with(Cell::get),
-        ..Config::default()
-    };
-    super::explore(&mut mock, model, &cfg, &mut |_| true).unwrap()
-}
-
-thread_local! {
-    /// The events a thread adds in a row before another that can run adds one, in the
-    /// explorations of this test's thread (`Config::fair_after`).
-    static TURNS: Cell<u32> = const { Cell::new(crate::engine::DEFAULT_FAIR_AFTER) };
+    super::explore(&mut mock, model, &test_config(), &mut |_| true).unwrap()
 }
 
 fn count(threads: Vec<Vec<(Op, u64)>>, model: &dyn Model) -> (u64, u64) {
@@ -314,7 +303,7 @@ fn ra_weak_traces_equal_brute_force() {
 /// run, each consistent graph once, none blocked, under every model.
 #[test]
 fn graphs_equal_brute_force_when_threads_take_turns() {
-    TURNS.with(|t| t.set(1));
+    take_turns_after(1);
     random_programs(&Sc, Some(Semantics::Sc), 21, 150);
     random_programs(&TSO, Some(Semantics::Tso), 22, 150);
     random_programs(&PSO, Some(Semantics::Pso), 23, 150);
