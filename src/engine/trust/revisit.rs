@@ -386,12 +386,8 @@ impl Trust<'_> {
             g.porf_prefix(a)
         };
         reads.retain(|&r| !prefix.contains(r));
-        // (found once the first write among what a revisit drops needs them)
-        let revisited = std::cell::OnceCell::new();
-        for r in reads {
-            if !maximal(self.model, g, r, a, &prefix, &revisited) {
-                continue;
-            }
+        let may = maximal_reads(self.model, g, a, &prefix, &reads);
+        for (r, _) in reads.into_iter().zip(may).filter(|(_, may)| *may) {
             let stamp = g.event(r).stamp;
             let mut keep = prefix.clone();
             if self.model.porf_cycles() {
@@ -516,6 +512,62 @@ fn coherence_floor(g: &Graph, w: EventId, addr: u64) -> usize {
         .iter()
         .rposition(|x| before.contains(x))
         .map_or(0, |p| p + 1)
+}
+
+/// Which of `reads` (of `a`'s location, none in `prefix`) `a` may revisit: those for which
+/// [`maximal`] holds. The events a revisit drops are the same for every read but for how far
+/// back they go (those added after it), so each is checked once for all the reads, latest
+/// first: one failing rules out every read added before it. (Checked read by read, a write
+/// after a spin loop of thousands of reads checked each later read again for each: quadratic
+/// in the graph, per write.)
+fn maximal_reads(
+    model: &dyn Model,
+    g: &Graph,
+    a: EventId,
+    prefix: &Prefix,
+    reads: &[EventId],
+) -> Vec<bool> {
+    // (found once the first write among what a revisit drops needs them)
+    let revisited = std::cell::OnceCell::new();
+    let stamp = |e: EventId| g.event(e).stamp;
+    // the cheap check of the reads themselves first: most revisits fail it, most often where
+    // the read reads from a write a revisit gave it
+    let mut may: Vec<bool> = (reads.iter())
+        .map(|&r| added_maximally(g, r, a, prefix, &revisited))
+        .collect();
+    let viable = || reads.iter().zip(&may).filter(|(_, &m)| m).map(|(&r, _)| r);
+    let Some(earliest) = viable().min_by_key(|&r| stamp(r)) else {
+        return may;
+    };
+    // every event a revisit of `earliest` drops (the other reads among them), latest first;
+    // `failed`: the stamp of the latest one not added maximally
+    let mut later = dropped_by(g, stamp(earliest), prefix);
+    later.sort_unstable_by_key(|&e| std::cmp::Reverse(stamp(e)));
+    let mut failed = (later.iter())
+        .find(|&&e| !added_maximally(g, e, a, prefix, &revisited))
+        .map(|&e| stamp(e));
+    let after_failed = |e: EventId| failed.is_none_or(|f| stamp(e) > f);
+    // (the earliest read's own source first: where it is the only read, the rest is not
+    // needed if that fails)
+    let earliest_reads_latest =
+        after_failed(earliest) && reads_latest(model, g, earliest, a, prefix);
+    if earliest_reads_latest || viable().count() > 1 {
+        if let Some(&e) = (later.iter())
+            .take_while(|&&e| after_failed(e))
+            .find(|&&e| !reads_latest(model, g, e, a, prefix))
+        {
+            failed = Some(stamp(e));
+        }
+    }
+    let after_failed = |e: EventId| failed.is_none_or(|f| stamp(e) > f);
+    for (r, may) in reads.iter().zip(&mut may) {
+        *may = *may && after_failed(*r) && (*r != earliest || earliest_reads_latest);
+        if cfg!(test) {
+            let each = maximal(model, g, *r, a, prefix, &revisited);
+            assert_eq!(*may, each, "maximality of a revisit of {r:?} by {a:?}");
+        }
+    }
+    may
 }
 
 /// Were `r` and every event added after it that `a` does not depend on (in `prefix`) added
