@@ -81,14 +81,19 @@ static int from_libc(uint64_t pc) {
     return (pc >= libc_lo && pc < libc_hi) || (pc >= ldso_lo && pc < ldso_hi);
 }
 
-/* Under store buffers, the thread's own stores into a block it frees or reallocates reach
- * memory before the library writes (or copies) the block, as on the processor, where the
- * library's writes queue behind them: a stop that the engine lets through once the thread's
- * buffer holds none (landing later, they would overwrite the allocator's). Not for the C
- * library's and the loader's own blocks (stdio's, a joined thread's TLS), which they free at
- * times that depend on the executor and where the output goes. */
+/* The C library writes a block it frees (its links) or copies one it reallocates: a stop, an
+ * event that conflicts with every other thread's access to the block (else a reference count
+ * two threads both read as zero before either frees it is never explored: a double free).
+ * Under store buffers, the thread's own stores into the block reach memory first, as on the
+ * processor, where the library's writes queue behind them: the engine lets the stop through
+ * once the thread's buffer holds none (landing later, they would overwrite the allocator's).
+ * Not under the graph engine (without store buffers), whose blocks are the runtime's and are
+ * never reused nor written over in an execution; nor for the C library's and the loader's
+ * own blocks (stdio's, a joined thread's TLS), which they free at times that depend on the
+ * executor and where the output goes. */
 static void heap_release(void *p, uint64_t pc) {
-    if (program_call(pc) && !from_libc(pc) && (ch->flags & SMC_FLAG_FENCES_VISIBLE))
+    if (program_call(pc) && !from_libc(pc) &&
+        (!(ch->flags & SMC_FLAG_GRAPH) || (ch->flags & SMC_FLAG_FENCES_VISIBLE)))
         smc_stop(SMC_OP_HEAP_RELEASE, (uint64_t)(uintptr_t)p, 0, 0, REAL_FN(malloc_usable_size)(p), pc, 0, 0);
 }
 

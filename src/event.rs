@@ -70,9 +70,10 @@ pub enum Op {
     Fence {
         kind: FenceKind,
     },
-    /// `free` or `realloc` of the heap block of `len` bytes at `addr` (TSO, PSO): the
-    /// library writes the block (or copies it), so the thread's own stores into it reach
-    /// memory first, as they would before the library's own writes.
+    /// `free` or `realloc` of the heap block of `len` bytes at `addr`: the library writes the
+    /// block (or copies it), so it conflicts with every access to the block, and under TSO
+    /// and PSO the thread's own stores into it reach memory first, as they would before the
+    /// library's own writes.
     HeapRelease {
         addr: TargetAddr,
         len: u64,
@@ -308,9 +309,14 @@ impl Op {
                 f.push(Access::new(futex_queue(addr), 1, wrote))
             }
             FutexJoin { addr, .. } => f.push(Access::new(futex_queue(addr), 1, true)),
+            // the library writes the freed block (its links) or copies it: another thread's
+            // access to it, before or after, is a race with the call (a reference count two
+            // threads both read as zero before either frees: a double free)
+            HeapRelease { addr, len } => {
+                f.push(Access::new(addr, u32::try_from(len).unwrap_or(u32::MAX), true))
+            }
             // (a section conflicts by what it touches inside: the engine moves it as one step)
             Fence { .. }
-            | HeapRelease { .. }
             | AtomicBegin
             | AtomicEnd
             | ThreadStart

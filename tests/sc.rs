@@ -29,6 +29,11 @@ const CASES: &[(&str, &str, Option<&str>, Option<u64>)] = &[
     // glibc's "single-threaded" flag is cleared by the first pthread_create (and is set again
     // in the next execution): the two atomic additions in either order
     ("single_threaded.c", "ok", None, Some(2)),
+    // both threads read the count as zero before either frees: the second free aborts (the
+    // library writes the freed block, so a free races with the other thread's reads of it)
+    ("refcount_double_free.c", "error", Some("crash"), None),
+    // the decrements in either order; the one that reaches zero frees, after the other's
+    ("refcount_release.c", "ok", None, Some(2)),
 ];
 
 fn check_case(name: &str, verdict: &str, kind: Option<&str>, executions: Option<u64>) {
