@@ -312,9 +312,11 @@ impl Op {
             // the library writes the freed block (its links) or copies it: another thread's
             // access to it, before or after, is a race with the call (a reference count two
             // threads both read as zero before either frees: a double free)
-            HeapRelease { addr, len } => {
-                f.push(Access::new(addr, u32::try_from(len).unwrap_or(u32::MAX), true))
-            }
+            HeapRelease { addr, len } => f.push(Access::new(
+                addr,
+                u32::try_from(len).unwrap_or(u32::MAX),
+                true,
+            )),
             // (a section conflicts by what it touches inside: the engine moves it as one step)
             Fence { .. }
             | AtomicBegin

@@ -205,6 +205,38 @@ fn as_interleavings_under(
     }
 }
 
+/// With `--keep-going`, an execution that ends in an error while other threads could still
+/// run counts as one, under either engine: the executions are those that end in an error and
+/// those that end well (which the theory fixes: the load reads 0 in one graph per order of the
+/// two stores to y, in one weak trace under ra).
+#[test]
+fn executions_that_end_in_an_error_midway_are_counted() {
+    let scratch = Scratch::new("ra-keep-going-count");
+    for (cc, opt) in builds() {
+        let bin = compile(&scratch, &source("assert_before_others.c"), cc, &[opt]);
+        let runs = [
+            ("sc", "interleaving", 2),
+            ("tso", "interleaving", 2),
+            ("pso", "interleaving", 2),
+            ("sc", "graph", 2),
+            ("tso", "graph", 2),
+            ("pso", "graph", 2),
+            ("ra", "graph", 1),
+        ];
+        for (model, engine, ending_well) in runs {
+            let r = check(
+                &bin,
+                model,
+                &["--keep-going", "--engine", engine, "-j", "1"],
+            );
+            let ctx = format!("{cc} {opt} {model} {engine}: {}{}", r.stdout, r.stderr);
+            assert_eq!(r.error_kinds(), ["assertion"], "{ctx}");
+            assert!(r.error_executions() > 0, "{ctx}");
+            assert_eq!(r.executions() - r.error_executions(), ending_well, "{ctx}");
+        }
+    }
+}
+
 /// What the graph engine cannot check yet is a one-line error (exit 2), not a verdict.
 #[test]
 fn what_the_graph_engine_does_not_support_is_named() {

@@ -129,6 +129,14 @@ impl Run {
             .unwrap_or("")
             .to_string()
     }
+    /// How many executions ended in an error (`--keep-going`: each distinct error's count).
+    pub fn error_executions(&self) -> u64 {
+        self.json
+            .as_ref()
+            .and_then(|j| j["errors"].as_array())
+            .map(|e| e.iter().filter_map(|e| e["count"].as_u64()).sum())
+            .unwrap_or(0)
+    }
     /// The kinds of every distinct error found (`--keep-going`), sorted.
     pub fn error_kinds(&self) -> Vec<&str> {
         let mut kinds: Vec<&str> = self

@@ -528,8 +528,10 @@ impl Trust<'_> {
                         && last.is_none()
                         && self.next_but(g, &before, Some(slot), None).is_some()
                     {
-                        // (noted now: the run with the others first may end in another)
-                        self.note_error(&snap, g, kind.clone(), message.clone());
+                        // (an execution that ends in the error, counted now: the run with
+                        // the others first is another, and may end in another error)
+                        self.outcome.stats.events += steps as u64;
+                        self.finish(&snap, g, Some((kind.clone(), message.clone())));
                         // the thread's last event goes again after the others' (its branches
                         // with it, made again then)
                         self.exec.end()?;

@@ -30,8 +30,10 @@ impl Trust<'_> {
     }
 
     /// The lowest graph thread but the ones in slots `but` and `skip` with an operation that
-    /// can run: a join once its thread has exited, the end of the process once every other
-    /// thread but `but`'s has.
+    /// can run: a join once its thread has exited; the end of the process only once no other
+    /// thread but `but`'s can run (`skip`'s counts), as the interleaving engine has it: the
+    /// others have exited, or wait for good (a lock, a join, an await loop), which is no
+    /// deadlock when the process ends.
     pub(super) fn next_but(
         &self,
         g: &Graph,
@@ -46,9 +48,10 @@ impl Trust<'_> {
         }
         // (slot, graph thread)
         let mut best: Option<(u32, u32)> = None;
+        let mut exit: Option<(u32, u32)> = None;
+        let mut others_run = false;
         for (slot, view) in (0..).zip(&snap.slots) {
-            let excluded = Some(slot) == but || Some(slot) == skip;
-            let (false, SlotState::Stopped(p)) = (excluded, &view.state) else {
+            let (false, SlotState::Stopped(p)) = (Some(slot) == but, &view.state) else {
                 continue;
             };
             let Some(&thread) = self.slots.get(slot as usize) else {
@@ -61,16 +64,25 @@ impl Trust<'_> {
             let ran = self.ran.get(thread as usize).copied().unwrap_or(0);
             let evs = &g.threads[thread as usize];
             if evs.get(ran as usize).is_some_and(|ev| !ev.hole) {
-                continue; // its next event is in the graph: replayed once it can be
-            }
-            if self.awaiting(g, thread, ran, p).is_some() {
+                // its next event is in the graph: replayed once it can be
+                others_run = true;
                 continue;
             }
-            if can_run(snap, slot, &p.op, but) {
+            if p.op.exits_last() {
+                if Some(slot) != skip && exit.is_none_or(|(_, t)| thread < t) {
+                    exit = Some((slot, thread));
+                }
+                continue;
+            }
+            if self.awaiting(g, thread, ran, p).is_some() || !can_run(snap, slot, &p.op, but) {
+                continue;
+            }
+            others_run = true;
+            if Some(slot) != skip {
                 best = Some((slot, thread));
             }
         }
-        let (slot, _) = best?;
+        let (slot, _) = best.or(exit.filter(|_| !others_run))?;
         stopped(snap, slot).map(|p| (slot, p))
     }
 }
