@@ -83,8 +83,8 @@ pub(crate) struct EngineChoice {
     /// the default for sc, tso and pso) or `graph` (optimal exploration of execution graphs;
     /// the only one for ra). Both give the same verdicts and counts but where the README
     /// says (spin loops are counted differently; an aligned 16-byte SSE access is one event
-    /// to the interleaving engine, two 8-byte halves to the graph engine): the choice is for
-    /// comparison.
+    /// to the interleaving engine, to the graph engine two 8-byte pieces where another access
+    /// takes 8 bytes of it): the choice is for comparison.
     #[arg(long, value_name = "ENGINE", value_parser = ["interleaving", "graph"])]
     pub(crate) engine: Option<String>,
 }
