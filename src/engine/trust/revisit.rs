@@ -519,7 +519,7 @@ fn coherence_floor(g: &Graph, w: EventId, addr: u64) -> usize {
 /// back they go (those added after it), so each is checked once for all the reads, latest
 /// first: one failing rules out every read added before it. (Checked read by read, a write
 /// after a spin loop of thousands of reads checked each later read again for each: quadratic
-/// in the graph, per write.)
+/// in the graph, per write.) One read alone is checked as before, its own source first.
 fn maximal_reads(
     model: &dyn Model,
     g: &Graph,
@@ -539,6 +539,12 @@ fn maximal_reads(
     let Some(earliest) = viable().min_by_key(|&r| stamp(r)) else {
         return may;
     };
+    if viable().count() == 1 {
+        // (one read: checked as it is, its own source first, which fails most often)
+        let at = reads.iter().position(|&r| r == earliest).unwrap();
+        may[at] = maximal(model, g, earliest, a, prefix, &revisited);
+        return may;
+    }
     // every event a revisit of `earliest` drops (the other reads among them), latest first;
     // `failed`: the stamp of the latest one not added maximally
     let mut later = dropped_by(g, stamp(earliest), prefix);
@@ -547,17 +553,13 @@ fn maximal_reads(
         .find(|&&e| !added_maximally(g, e, a, prefix, &revisited))
         .map(|&e| stamp(e));
     let after_failed = |e: EventId| failed.is_none_or(|f| stamp(e) > f);
-    // (the earliest read's own source first: where it is the only read, the rest is not
-    // needed if that fails)
     let earliest_reads_latest =
         after_failed(earliest) && reads_latest(model, g, earliest, a, prefix);
-    if earliest_reads_latest || viable().count() > 1 {
-        if let Some(&e) = (later.iter())
-            .take_while(|&&e| after_failed(e))
-            .find(|&&e| !reads_latest(model, g, e, a, prefix))
-        {
-            failed = Some(stamp(e));
-        }
+    if let Some(&e) = (later.iter())
+        .take_while(|&&e| after_failed(e))
+        .find(|&&e| !reads_latest(model, g, e, a, prefix))
+    {
+        failed = Some(stamp(e));
     }
     let after_failed = |e: EventId| failed.is_none_or(|f| stamp(e) > f);
     for (r, may) in reads.iter().zip(&mut may) {
