@@ -186,13 +186,28 @@ static void *own_aligned(size_t n, size_t align, uint64_t pc) {
     return own_alloc(n, align < 16 ? 16 : align, pc);
 }
 
-/* Frees a block of a thread's heap (nothing is reused within the execution). */
-static void own_free(struct block_header *h, const char *what) {
-    if (h->state == BLOCK_LIVE) {
-        h->state = BLOCK_FREED;
-        return;
-    }
-    heap_corrupt(h->state == BLOCK_FREED ? "free(): double free detected in tcache 2\n" : what);
+/* What a freed block's first bytes hold: glibc writes its links there (a tcache entry's next
+ * pointer and key), so a read of a freed block does not find what the program stored. Not a
+ * canonical address: a freed node's link followed faults, as it would more or less often with
+ * glibc's. */
+#define BLOCK_POISON 0xfeeefeeefeeefeeeull
+
+/* Frees a block of a thread's heap (nothing is reused within the execution). Its first bytes
+ * (up to 16, as glibc's links) are written over, a store of the freeing thread, so that another
+ * thread's read of the block that the free does not happen before can read them: a use after
+ * free found as with glibc's heap (the block marked first, so that a second free of it found
+ * while the first one stops is a double free). */
+static void poison_freed(struct block_header *h, uint64_t pc) {
+    if (!program_call(pc) || from_libc(pc) || !h->size) return;
+    uint8_t poison[8];
+    for (int i = 0; i < 8; i++) poison[i] = (uint8_t)(BLOCK_POISON >> (8 * i));
+    smc_fill_pieces((uint64_t)(uintptr_t)(h + 1), h->size < 16 ? h->size : 16, poison, 8, 0, pc, 0);
+}
+static void own_free(struct block_header *h, const char *what, uint64_t pc) {
+    if (h->state != BLOCK_LIVE)
+        heap_corrupt(h->state == BLOCK_FREED ? "free(): double free detected in tcache 2\n" : what);
+    h->state = BLOCK_FREED;
+    poison_freed(h, pc);
 }
 
 EXPORT void *malloc(size_t n) {
@@ -230,7 +245,10 @@ EXPORT void *realloc(void *q, size_t n) {
         if (!p) p = heap_ready() ? real_malloc(n) : boot_alloc(n);
         if (!p && n) return NULL;
         if (p) memcpy(p, q, old < n ? old : n);
-        if (h) h->state = BLOCK_FREED; /* (found live above) */
+        if (h) {
+            h->state = BLOCK_FREED; /* (found live above) */
+            poison_freed(h, pc);
+        }
         record_block(p, n, pc);
         return p;
     }
@@ -255,7 +273,7 @@ EXPORT void *realloc(void *q, size_t n) {
 EXPORT void free(void *p) {
     struct block_header *h = own_block(p);
     if (h) {
-        own_free(h, "free(): invalid pointer\n");
+        own_free(h, "free(): invalid pointer\n", CALLER_PC);
         return;
     }
     if (!p || in_boot(p) || !heap_ready()) return;

@@ -199,6 +199,8 @@ impl ChannelReader<'_> {
                 let what = self.ch.err_msg();
                 let why = if what.starts_with("futex") {
                     "the checker models futex wait and wake only"
+                } else if what.starts_with("pthread_") || what.starts_with("sem_") {
+                    "the checker does not model this call yet"
                 } else {
                     "a model checker of threads cannot follow other processes"
                 };
