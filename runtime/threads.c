@@ -128,7 +128,14 @@ EXPORT int pthread_getattr_np(pthread_t t, pthread_attr_t *attr) {
     return 0;
 }
 
+/* A thread ends: as glibc's start_thread, its thread_local destructors and then those of its
+ * thread-specific data run in it before it is gone (a join returns after them), their accesses
+ * events as the rest of the thread's (two threads' destructors that update one counter race). */
 static void thread_finish(void *ret) {
+    if (g_coroutines) {
+        run_thread_local_dtors(g_cur);
+        run_key_dtors();
+    }
     smc_stop(SMC_OP_THREAD_EXIT, 0, 0, 0, 0, 0, 0, 0);
     struct smc_slot *s = &ch->slots[t_slot];
     publish_prev(s);
@@ -184,12 +191,9 @@ static void __attribute__((noreturn)) co_gone(void) {
     __builtin_unreachable();
 }
 
-/* The running coroutine's thread ends (its start routine returned or it called pthread_exit,
- * its exit event is recorded): what glibc's start_thread would run after it, its thread_local
- * destructors and then those of its thread-specific data, unseen by the checker as there. */
+/* The running coroutine's thread ends (its start routine returned or it called pthread_exit;
+ * its destructors ran and its exit event is recorded). */
 static void __attribute__((noreturn)) co_thread_exit(void) {
-    run_thread_local_dtors(g_cur);
-    run_key_dtors();
     co_gone();
 }
 
