@@ -81,6 +81,11 @@ static int from_libc(uint64_t pc) {
     return (pc >= libc_lo && pc < libc_hi) || (pc >= ldso_lo && pc < ldso_hi);
 }
 
+/* A free or realloc the program made, not the C library or the loader for their own blocks
+ * (stdio's, a joined thread's TLS), which they free at times that depend on the executor and
+ * where the output goes. */
+static int program_release(uint64_t pc) { return program_call(pc) && !from_libc(pc); }
+
 /* The C library writes a block it frees (its links) or copies one it reallocates: a stop, an
  * event that conflicts with every other thread's access to the block (else a reference count
  * two threads both read as zero before either frees it is never explored: a double free).
@@ -88,11 +93,9 @@ static int from_libc(uint64_t pc) {
  * processor, where the library's writes queue behind them: the engine lets the stop through
  * once the thread's buffer holds none (landing later, they would overwrite the allocator's).
  * Not under the graph engine (without store buffers), whose blocks are the runtime's and are
- * never reused nor written over in an execution; nor for the C library's and the loader's
- * own blocks (stdio's, a joined thread's TLS), which they free at times that depend on the
- * executor and where the output goes. */
+ * never reused in an execution (poison_freed writes over them). */
 static void heap_release(void *p, uint64_t pc) {
-    if (program_call(pc) && !from_libc(pc) &&
+    if (program_release(pc) &&
         (!(ch->flags & SMC_FLAG_GRAPH) || (ch->flags & SMC_FLAG_FENCES_VISIBLE)))
         smc_stop(SMC_OP_HEAP_RELEASE, (uint64_t)(uintptr_t)p, 0, 0, REAL_FN(malloc_usable_size)(p), pc, 0, 0);
 }
@@ -198,7 +201,7 @@ static void *own_aligned(size_t n, size_t align, uint64_t pc) {
  * free found as with glibc's heap (the block marked first, so that a second free of it found
  * while the first one stops is a double free). */
 static void poison_freed(struct block_header *h, uint64_t pc) {
-    if (!program_call(pc) || from_libc(pc) || !h->size) return;
+    if (!program_release(pc) || !h->size) return;
     uint8_t poison[8];
     for (int i = 0; i < 8; i++) poison[i] = (uint8_t)(BLOCK_POISON >> (8 * i));
     smc_fill_pieces((uint64_t)(uintptr_t)(h + 1), h->size < 16 ? h->size : 16, poison, 8, 0, pc, 0);

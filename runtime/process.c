@@ -260,36 +260,39 @@ EXPORT ssize_t getrandom(void *buf, size_t n, unsigned flags) {
 
 /* ---- other processes ---- */
 
-/* Other processes cannot be followed: starting one during an execution is an error naming the
- * call. Outside executions (before main) the calls go through. */
-static void refuse(const char *what, uint64_t pc) {
+/* A call the checker cannot follow during an execution (another process, a futex operation or
+ * a pthread call it does not model) ends the check with an error naming it. */
+void refuse_call(const char *what, uint64_t pc) {
     report_error(SMC_ERR_CALL, 0, pc, 0, what);
     die_now(125);
 }
 
+/* Other processes cannot be followed: starting one during an execution is refused. Outside
+ * executions (before main) the calls go through. */
+
 EXPORT pid_t fork(void) {
-    if (in_execution()) refuse("fork()", CALLER_PC);
+    if (in_execution()) refuse_call("fork()", CALLER_PC);
     REAL(fork);
 }
 EXPORT pid_t vfork(void) {
     /* forwarding vfork through a wrapper would return twice into a dead frame: fork instead */
-    if (in_execution()) refuse("vfork()", CALLER_PC);
+    if (in_execution()) refuse_call("vfork()", CALLER_PC);
     REAL(fork);
 }
 EXPORT int execve(const char *p, char *const argv[], char *const envp[]) {
-    if (in_execution()) refuse("execve()", CALLER_PC);
+    if (in_execution()) refuse_call("execve()", CALLER_PC);
     REAL(execve, p, argv, envp);
 }
 EXPORT int execv(const char *p, char *const argv[]) {
-    if (in_execution()) refuse("execv()", CALLER_PC);
+    if (in_execution()) refuse_call("execv()", CALLER_PC);
     REAL(execv, p, argv);
 }
 EXPORT int execvp(const char *p, char *const argv[]) {
-    if (in_execution()) refuse("execvp()", CALLER_PC);
+    if (in_execution()) refuse_call("execvp()", CALLER_PC);
     REAL(execvp, p, argv);
 }
 EXPORT int execvpe(const char *p, char *const argv[], char *const envp[]) {
-    if (in_execution()) refuse("execvpe()", CALLER_PC);
+    if (in_execution()) refuse_call("execvpe()", CALLER_PC);
     REAL(execvpe, p, argv, envp);
 }
 
@@ -304,7 +307,7 @@ EXPORT int execvpe(const char *p, char *const argv[], char *const envp[]) {
     } while (0)
 
 EXPORT int execl(const char *p, const char *arg, ...) {
-    if (in_execution()) refuse("execl()", CALLER_PC);
+    if (in_execution()) refuse_call("execl()", CALLER_PC);
     char *argv[MAX_EXEC_ARGS];
     va_list ap;
     va_start(ap, arg);
@@ -313,7 +316,7 @@ EXPORT int execl(const char *p, const char *arg, ...) {
     return execv(p, argv);
 }
 EXPORT int execlp(const char *p, const char *arg, ...) {
-    if (in_execution()) refuse("execlp()", CALLER_PC);
+    if (in_execution()) refuse_call("execlp()", CALLER_PC);
     char *argv[MAX_EXEC_ARGS];
     va_list ap;
     va_start(ap, arg);
@@ -322,7 +325,7 @@ EXPORT int execlp(const char *p, const char *arg, ...) {
     return execvp(p, argv);
 }
 EXPORT int execle(const char *p, const char *arg, ...) {
-    if (in_execution()) refuse("execle()", CALLER_PC);
+    if (in_execution()) refuse_call("execle()", CALLER_PC);
     char *argv[MAX_EXEC_ARGS];
     va_list ap;
     va_start(ap, arg);
@@ -332,21 +335,21 @@ EXPORT int execle(const char *p, const char *arg, ...) {
     return execve(p, argv, envp);
 }
 EXPORT int system(const char *cmd) {
-    if (in_execution()) refuse("system()", CALLER_PC);
+    if (in_execution()) refuse_call("system()", CALLER_PC);
     REAL(system, cmd);
 }
 EXPORT FILE *popen(const char *cmd, const char *mode) {
-    if (in_execution()) refuse("popen()", CALLER_PC);
+    if (in_execution()) refuse_call("popen()", CALLER_PC);
     REAL(popen, cmd, mode);
 }
 EXPORT int posix_spawn(pid_t *pid, const char *p, const posix_spawn_file_actions_t *fa,
                        const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
-    if (in_execution()) refuse("posix_spawn()", CALLER_PC);
+    if (in_execution()) refuse_call("posix_spawn()", CALLER_PC);
     REAL(posix_spawn, pid, p, fa, at, argv, envp);
 }
 EXPORT int posix_spawnp(pid_t *pid, const char *p, const posix_spawn_file_actions_t *fa,
                         const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
-    if (in_execution()) refuse("posix_spawnp()", CALLER_PC);
+    if (in_execution()) refuse_call("posix_spawnp()", CALLER_PC);
     REAL(posix_spawnp, pid, p, fa, at, argv, envp);
 }
 

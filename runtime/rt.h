@@ -122,6 +122,8 @@ long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *time
 void publish_prev(struct smc_slot *s);
 void smc_before_unmap(uint64_t lo, uint64_t hi);
 void report_error(uint32_t kind, uint32_t sig, uint64_t pc, uint64_t addr, const char *msg);
+/* process.c: a call the checker cannot follow ends the check, naming it (SMC_ERR_CALL). */
+void __attribute__((noreturn)) refuse_call(const char *what, uint64_t pc);
 void reraise_default(int sig);
 void on_fatal(int sig, siginfo_t *si, void *ucv);
 

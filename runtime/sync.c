@@ -249,54 +249,23 @@ EXPORT int sched_yield(void) {
  * call (exit status 2), rather than libc's code on a real object that the execution never
  * touched (a lock taken behind the engine's back, a hang in the kernel, a stale value) ---- */
 
-static void __attribute__((noreturn)) unmodelled(const char *what, uint64_t pc) {
-    report_error(SMC_ERR_CALL, 0, pc, 0, what);
-    die_now(125);
-}
-EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts) {
-    if (!in_execution()) REAL(pthread_mutex_timedlock, m, ts);
-    unmodelled("pthread_mutex_timedlock()", CALLER_PC);
-}
-EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *ts) {
-    if (!in_execution()) REAL(pthread_mutex_clocklock, m, clock, ts);
-    unmodelled("pthread_mutex_clocklock()", CALLER_PC);
-}
-EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *ts) {
-    if (!in_execution()) REAL(pthread_rwlock_timedrdlock, l, ts);
-    unmodelled("pthread_rwlock_timedrdlock()", CALLER_PC);
-}
-EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *ts) {
-    if (!in_execution()) REAL(pthread_rwlock_timedwrlock, l, ts);
-    unmodelled("pthread_rwlock_timedwrlock()", CALLER_PC);
-}
-EXPORT int sem_timedwait(sem_t *s, const struct timespec *ts) {
-    if (!in_execution()) REAL(sem_timedwait, s, ts);
-    unmodelled("sem_timedwait()", CALLER_PC);
-}
-EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *ts) {
-    if (!in_execution()) REAL(sem_clockwait, s, clock, ts);
-    unmodelled("sem_clockwait()", CALLER_PC);
-}
-EXPORT int sem_getvalue(sem_t *s, int *value) {
-    if (!in_execution()) REAL(sem_getvalue, s, value);
-    unmodelled("sem_getvalue()", CALLER_PC);
-}
-EXPORT int pthread_cancel(pthread_t t) {
-    if (!in_execution()) REAL(pthread_cancel, t);
-    unmodelled("pthread_cancel()", CALLER_PC);
-}
-EXPORT int pthread_tryjoin_np(pthread_t t, void **ret) {
-    if (!in_execution()) REAL(pthread_tryjoin_np, t, ret);
-    unmodelled("pthread_tryjoin_np()", CALLER_PC);
-}
-EXPORT int pthread_timedjoin_np(pthread_t t, void **ret, const struct timespec *ts) {
-    if (!in_execution()) REAL(pthread_timedjoin_np, t, ret, ts);
-    unmodelled("pthread_timedjoin_np()", CALLER_PC);
-}
-EXPORT int pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clock, const struct timespec *ts) {
-    if (!in_execution()) REAL(pthread_clockjoin_np, t, ret, clock, ts);
-    unmodelled("pthread_clockjoin_np()", CALLER_PC);
-}
+/* (the call's name, its parameters, and the arguments libc's gets outside an execution) */
+#define UNMODELLED(name, params, ...)                                                             \
+    EXPORT int name params {                                                                      \
+        if (!in_execution()) REAL(name, __VA_ARGS__);                                             \
+        refuse_call(#name "()", CALLER_PC);                                                       \
+    }
+UNMODELLED(pthread_mutex_timedlock, (pthread_mutex_t *m, const struct timespec *ts), m, ts)
+UNMODELLED(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t clock, const struct timespec *ts), m, clock, ts)
+UNMODELLED(pthread_rwlock_timedrdlock, (pthread_rwlock_t *l, const struct timespec *ts), l, ts)
+UNMODELLED(pthread_rwlock_timedwrlock, (pthread_rwlock_t *l, const struct timespec *ts), l, ts)
+UNMODELLED(sem_timedwait, (sem_t *s, const struct timespec *ts), s, ts)
+UNMODELLED(sem_clockwait, (sem_t *s, clockid_t clock, const struct timespec *ts), s, clock, ts)
+UNMODELLED(sem_getvalue, (sem_t *s, int *value), s, value)
+UNMODELLED(pthread_cancel, (pthread_t t), t)
+UNMODELLED(pthread_tryjoin_np, (pthread_t t, void **ret), t, ret)
+UNMODELLED(pthread_timedjoin_np, (pthread_t t, void **ret, const struct timespec *ts), t, ret, ts)
+UNMODELLED(pthread_clockjoin_np, (pthread_t t, void **ret, clockid_t clock, const struct timespec *ts), t, ret, clock, ts)
 
 /* ---- SV-COMP conventions (see runtime/smc_verifier.h) ---- */
 
@@ -410,8 +379,7 @@ long smc_futex(uint32_t *word, int op, uint32_t val, const struct timespec *time
             snprintf(what, sizeof what, "futex(FUTEX_%s)", names[cmd]);
         else
             snprintf(what, sizeof what, "futex operation %d", cmd);
-        report_error(SMC_ERR_CALL, 0, pc, 0, what);
-        die_now(125);
+        refuse_call(what, pc);
     }
     }
 }

@@ -549,21 +549,20 @@ fn maximal_reads(
     // `failed`: the stamp of the latest one not added maximally
     let mut later = dropped_by(g, stamp(earliest), prefix);
     later.sort_unstable_by_key(|&e| std::cmp::Reverse(stamp(e)));
+    let after = |e: EventId, failed: Option<u32>| failed.is_none_or(|f| stamp(e) > f);
     let mut failed = (later.iter())
         .find(|&&e| !added_maximally(g, e, a, prefix, &revisited))
         .map(|&e| stamp(e));
-    let after_failed = |e: EventId| failed.is_none_or(|f| stamp(e) > f);
     let earliest_reads_latest =
-        after_failed(earliest) && reads_latest(model, g, earliest, a, prefix);
+        after(earliest, failed) && reads_latest(model, g, earliest, a, prefix);
     if let Some(&e) = (later.iter())
-        .take_while(|&&e| after_failed(e))
+        .take_while(|&&e| after(e, failed))
         .find(|&&e| !reads_latest(model, g, e, a, prefix))
     {
         failed = Some(stamp(e));
     }
-    let after_failed = |e: EventId| failed.is_none_or(|f| stamp(e) > f);
     for (r, may) in reads.iter().zip(&mut may) {
-        *may = *may && after_failed(*r) && (*r != earliest || earliest_reads_latest);
+        *may = *may && after(*r, failed) && (*r != earliest || earliest_reads_latest);
         if cfg!(test) {
             let each = maximal(model, g, *r, a, prefix, &revisited);
             assert_eq!(*may, each, "maximality of a revisit of {r:?} by {a:?}");

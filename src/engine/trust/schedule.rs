@@ -74,7 +74,7 @@ impl Trust<'_> {
                 }
                 continue;
             }
-            if self.awaiting(g, thread, ran, p).is_some() || !can_run(snap, slot, &p.op, but) {
+            if self.awaiting(g, thread, ran, p).is_some() || !can_run(snap, slot, &p.op) {
                 continue;
             }
             others_run = true;
@@ -98,15 +98,17 @@ fn added_last(g: &Graph, thread: u32, n: u32) -> bool {
 }
 
 /// Can `slot`'s pending `op` run: a join once its thread has exited, the end of the process
-/// once every other thread has (or is `but`)?
-pub(super) fn can_run(snap: &Snapshot, slot: u32, op: &Op, but: Option<u32>) -> bool {
+/// once every other thread has? ([`Trust::next_but`] lets an exit run sooner, once no other
+/// thread can.)
+pub(super) fn can_run(snap: &Snapshot, slot: u32, op: &Op) -> bool {
     match *op {
         Op::Join { slot: s } => matches!(
             snap.slots.get(s as usize).map(|v| &v.state),
             Some(SlotState::Exited)
         ),
-        ref op if op.exits_last() => (0..snap.slots.len() as u32)
-            .all(|s| s == slot || Some(s) == but || stopped(snap, s).is_none()),
+        ref op if op.exits_last() => {
+            (0..snap.slots.len() as u32).all(|s| s == slot || stopped(snap, s).is_none())
+        }
         _ => true,
     }
 }

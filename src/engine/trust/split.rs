@@ -294,7 +294,7 @@ impl Trust<'_> {
             }
             let next = (0..snap.slots.len() as u32).find_map(|slot| {
                 let p = super::stopped(&snap, slot)?;
-                super::schedule::can_run(&snap, slot, &p.op, None).then_some((slot, p))
+                super::schedule::can_run(&snap, slot, &p.op).then_some((slot, p))
             });
             let Some((slot, p)) = next else {
                 break;
