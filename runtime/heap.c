@@ -92,8 +92,8 @@ static int program_release(uint64_t pc) { return program_call(pc) && !from_libc(
  * Under store buffers, the thread's own stores into the block reach memory first, as on the
  * processor, where the library's writes queue behind them: the engine lets the stop through
  * once the thread's buffer holds none (landing later, they would overwrite the allocator's).
- * Not under the graph engine (without store buffers), whose blocks are the runtime's and are
- * never reused in an execution (poison_freed writes over them). */
+ * Not under the graph engine (without store buffers), whose blocks are the runtime's, freed
+ * with a store of their own (release_own). */
 static void heap_release(void *p, uint64_t pc) {
     if (program_release(pc) &&
         (!(ch->flags & SMC_FLAG_GRAPH) || (ch->flags & SMC_FLAG_FENCES_VISIBLE)))
@@ -103,7 +103,11 @@ static void heap_release(void *p, uint64_t pc) {
 /* ---- threads' heaps (the graph engine): a span per slot, reserved once by the fork server,
  * handed out from its bottom (a 16-byte header before each block, each block zeroed, so that
  * what a program reads of memory it did not write does not depend on earlier executions);
- * freeing marks the block, to catch a double free as glibc does. Not the C library's and the
+ * freeing marks the block, to catch a double free as glibc does, and hands it to the freeing
+ * thread's own list, from which that thread's later allocations of the same size take it, the
+ * last freed first: glibc's per-thread cache does so, and a program whose lock-free structure
+ * gets an address back that it still compares against (ABA) fails as it would there. Which
+ * block a thread gets depends on its own calls alone, as a graph needs. Not the C library's and the
  * loader's own blocks: they allocate at times that depend on the schedule (stdio's buffer on
  * the first print of any thread), which would move the thread's later blocks. A span used up,
  * or a process without one, falls back to the C library's heap. ---- */
@@ -127,6 +131,13 @@ static char *g_heap_area;
 static uint64_t g_heap_used[SMC_HEAP_SLOTS];  /* this execution's, from the span's bottom */
 static uint64_t g_heap_ready[SMC_HEAP_SLOTS]; /* usable in this process */
 static uint32_t g_heap_slots;                   /* the slots this execution allocated in */
+#define SMC_FREED_DEPTH 64
+struct freed_blocks {
+    uint32_t n;
+    struct block_header *blocks[SMC_FREED_DEPTH]; /* the last freed last */
+};
+static struct freed_blocks g_heap_freed[SMC_HEAP_SLOTS]; /* per slot, the blocks its thread freed */
+static uint32_t g_freed_slots;                         /* the slots this execution freed in */
 
 void reserve_heaps(void) {
     if (!(ch->flags & SMC_FLAG_GRAPH)) return;
@@ -139,6 +150,8 @@ void reserve_heaps(void) {
 void heap_reset(void) {
     for (uint32_t i = 0; i < g_heap_slots; i++) g_heap_used[i] = 0;
     g_heap_slots = 0;
+    for (uint32_t i = 0; i < g_freed_slots; i++) g_heap_freed[i].n = 0;
+    g_freed_slots = 0;
 }
 
 static struct block_header *own_block(const void *p) {
@@ -148,16 +161,44 @@ static struct block_header *own_block(const void *p) {
     return (struct block_header *)(uintptr_t)(a - sizeof(struct block_header));
 }
 
+/* What a block of `n` bytes takes up after its header. */
+static uint64_t block_room(uint64_t n) { return (n + 15) & ~(uint64_t)15; }
+
+/* A block the thread freed that holds `n` bytes as a new one would (the last freed first),
+ * taken off its list; NULL if none. Its bytes are as they were (as glibc's are), but for the
+ * header. */
+static struct block_header *reuse_freed(int slot, size_t n) {
+    struct freed_blocks *f = &g_heap_freed[slot];
+    for (uint32_t i = f->n; i-- > 0;) {
+        struct block_header *h = f->blocks[i];
+        if (block_room(h->size) != block_room(n)) continue;
+        for (uint32_t j = i; j + 1 < f->n; j++) f->blocks[j] = f->blocks[j + 1];
+        f->n--;
+        h->size = n;
+        h->state = BLOCK_LIVE;
+        return h;
+    }
+    return NULL;
+}
+
 /* A block of the running thread's heap, for a call from `pc`; NULL where the C library's heap
- * serves it. `align`: a power of two, at least 16. */
-static void *own_alloc(size_t n, size_t align, uint64_t pc) {
+ * serves it. `align`: a power of two, at least 16. `*reused`: whether it is one the thread
+ * freed before (its bytes not zeroed, and other threads' earlier accesses to it events of the
+ * execution). */
+static void *own_alloc(size_t n, size_t align, uint64_t pc, int *reused) {
+    *reused = 0;
     /* (the area is reserved under the graph engine only) */
     if (!g_heap_area || !program_call(pc) || from_libc(pc)) return NULL;
     int slot = t_slot;
     if (slot < 0 || slot >= SMC_HEAP_SLOTS || n > SMC_HEAP_SPAN) return NULL;
+    struct block_header *freed = align == 16 ? reuse_freed(slot, n) : NULL;
+    if (freed) {
+        *reused = 1;
+        return freed + 1;
+    }
     uint64_t base = (uint64_t)(uintptr_t)g_heap_area + (uint64_t)slot * SMC_HEAP_SPAN;
     uint64_t at = (base + g_heap_used[slot] + sizeof(struct block_header) + align - 1) & ~(uint64_t)(align - 1);
-    uint64_t end = (at + n + 15) & ~(uint64_t)15;
+    uint64_t end = at + block_room(n);
     if (end > base + SMC_HEAP_SPAN) return NULL;
     if (end - base > g_heap_ready[slot]) {
         uint64_t ready = (end - base + SMC_HEAP_STEP - 1) & ~(SMC_HEAP_STEP - 1);
@@ -186,7 +227,8 @@ static void __attribute__((noreturn)) heap_corrupt(const char *msg) {
  * or where the C library's heap serves it). */
 static void *own_aligned(size_t n, size_t align, uint64_t pc) {
     if (!align || (align & (align - 1))) return NULL;
-    return own_alloc(n, align < 16 ? 16 : align, pc);
+    int reused;
+    return own_alloc(n, align < 16 ? 16 : align, pc, &reused);
 }
 
 /* What a freed block's first bytes hold: glibc writes its links there (a tcache entry's next
@@ -195,27 +237,54 @@ static void *own_aligned(size_t n, size_t align, uint64_t pc) {
  * glibc's. */
 #define BLOCK_POISON 0xfeeefeeefeeefeeeull
 
-/* Frees a block of a thread's heap (nothing is reused within the execution). Its first bytes
- * (up to 16, as glibc's links) are written over, a store of the freeing thread, so that another
- * thread's read of the block that the free does not happen before can read them: a use after
- * free found as with glibc's heap (the block marked first, so that a second free of it found
- * while the first one stops is a double free). */
-static void poison_freed(struct block_header *h, uint64_t pc) {
-    if (!program_release(pc) || !h->size) return;
-    uint8_t poison[8];
-    for (int i = 0; i < 8; i++) poison[i] = (uint8_t)(BLOCK_POISON >> (8 * i));
-    smc_fill_pieces((uint64_t)(uintptr_t)(h + 1), h->size < 16 ? h->size : 16, poison, 8, 0, pc, 0);
+/* Frees a live block of a thread's heap. Its first bytes (up to 16, as glibc's links) are
+ * written over, a store of the freeing thread, so that another thread's read of the block that
+ * the free does not happen before can read them: a use after free found as with glibc's heap
+ * (the block marked first, so that a second free of it found while the first one stops is a
+ * double free). Then the freeing thread may have it again. */
+static void release_own(struct block_header *h, uint64_t pc) {
+    h->state = BLOCK_FREED;
+    if (!program_release(pc)) return;
+    if (h->size) {
+        uint8_t poison[8];
+        for (int i = 0; i < 8; i++) poison[i] = (uint8_t)(BLOCK_POISON >> (8 * i));
+        smc_pieces_begin(pc, 0);
+        smc_fill_pieces((uint64_t)(uintptr_t)(h + 1), h->size < 16 ? h->size : 16, poison, 8, 0, pc, 0);
+    }
+    int slot = t_slot;
+    if (slot < 0 || slot >= SMC_HEAP_SLOTS) return;
+    struct freed_blocks *f = &g_heap_freed[slot];
+    if (f->n == SMC_FREED_DEPTH) return; /* (kept from reuse) */
+    f->blocks[f->n++] = h;
+    if ((uint32_t)slot >= g_freed_slots) g_freed_slots = (uint32_t)slot + 1;
 }
 static void own_free(struct block_header *h, const char *what, uint64_t pc) {
     if (h->state != BLOCK_LIVE)
         heap_corrupt(h->state == BLOCK_FREED ? "free(): double free detected in tcache 2\n" : what);
-    h->state = BLOCK_FREED;
-    poison_freed(h, pc);
+    release_own(h, pc);
+}
+
+/* What a new block `p` holds first: `len` bytes copied from `q`, or zeros where `q` is NULL
+ * (a fresh block is zeroed already). In a block the thread freed before, other threads'
+ * accesses are events of the execution, so the copy or the zeros are the thread's stores. */
+static void fill_new(void *p, const void *q, size_t len, int reused, uint64_t pc) {
+    if (!reused) {
+        if (q) memcpy(p, q, len);
+        return;
+    }
+    smc_pieces_begin(pc, 0);
+    if (q) {
+        smc_copy_pieces((uint64_t)(uintptr_t)p, (uint64_t)(uintptr_t)q, len, 0, pc, 0);
+    } else {
+        static const uint8_t zeros[8];
+        smc_fill_pieces((uint64_t)(uintptr_t)p, len, zeros, 8, 0, pc, 0);
+    }
 }
 
 EXPORT void *malloc(size_t n) {
     if (!heap_ready()) return boot_alloc(n);
-    void *p = own_alloc(n, 16, CALLER_PC);
+    int reused;
+    void *p = own_alloc(n, 16, CALLER_PC, &reused);
     if (!p) p = real_malloc(n);
     record_block(p, n, CALLER_PC);
     return p;
@@ -224,8 +293,10 @@ EXPORT void *malloc(size_t n) {
 EXPORT void *calloc(size_t a, size_t b) {
     if (b && a > (size_t)-1 / b) return NULL;
     if (!heap_ready()) return boot_alloc(a * b);
-    void *p = own_alloc(a * b, 16, CALLER_PC);
-    if (!p) p = real_calloc(a, b);
+    int reused;
+    void *p = own_alloc(a * b, 16, CALLER_PC, &reused);
+    if (p) fill_new(p, NULL, a * b, reused, CALLER_PC);
+    else p = real_calloc(a, b);
     record_block(p, a * b, CALLER_PC);
     return p;
 }
@@ -244,24 +315,23 @@ EXPORT void *realloc(void *q, size_t n) {
     if (h || (q && in_boot(q))) {
         size_t old = h ? h->size : *(size_t *)((char *)q - 16);
         if (h && h->state != BLOCK_LIVE) heap_corrupt("realloc(): invalid pointer\n");
-        void *p = heap_ready() ? own_alloc(n, 16, pc) : NULL;
+        int reused = 0;
+        void *p = heap_ready() ? own_alloc(n, 16, pc, &reused) : NULL;
         if (!p) p = heap_ready() ? real_malloc(n) : boot_alloc(n);
         if (!p && n) return NULL;
-        if (p) memcpy(p, q, old < n ? old : n);
-        if (h) {
-            h->state = BLOCK_FREED; /* (found live above) */
-            poison_freed(h, pc);
-        }
+        if (p) fill_new(p, q, old < n ? old : n, reused, pc);
+        if (h) release_own(h, pc); /* (found live above) */
         record_block(p, n, pc);
         return p;
     }
     if (!heap_ready()) return q ? NULL : boot_alloc(n);
-    void *p = own_alloc(n, 16, pc);
+    int reused;
+    void *p = own_alloc(n, 16, pc, &reused);
     if (p) {
         /* a block of the C library's heap moves to the thread's */
         if (q) {
             size_t old = REAL_FN(malloc_usable_size)(q);
-            memcpy(p, q, old < n ? old : n);
+            fill_new(p, q, old < n ? old : n, reused, pc);
             heap_release(q, pc);
             real_free(q);
         }

@@ -263,6 +263,65 @@ fn a_read_after_another_threads_free_is_found() {
     }
 }
 
+/// A block a thread frees comes back from its next allocation of the same size, as from
+/// glibc's per-thread cache, under every engine: a Treiber stack whose pop compares only the
+/// top pointer fails (ABA), and the report says which earlier block the address held; with
+/// nodes never freed it holds, in as many executions under both engines. A block given back
+/// holds what calloc and realloc promise, whatever another thread stored there before.
+#[test]
+fn an_address_the_allocator_gives_back_is_explored() {
+    let scratch = Scratch::new("ra-address-reuse");
+    for (cc, opt) in builds() {
+        let aba = compile(&scratch, &source("treiber_aba.c"), cc, &[opt]);
+        let kept = compile(
+            &scratch,
+            &source("treiber_aba.c"),
+            cc,
+            &[opt, "-DKEEP_NODES"],
+        );
+        let reused = compile(&scratch, &source("reused_block.c"), cc, &[opt]);
+        for model in ["sc", "tso", "pso", "ra"] {
+            let mut kept_counts = Vec::new();
+            for engine in ["interleaving", "graph"] {
+                if model == "ra" && engine == "interleaving" {
+                    continue;
+                }
+                let context = format!("{cc} {opt} {model} {engine}");
+                let r = check(&aba, model, &["--engine", engine, "-j", "1"]);
+                assert_eq!(
+                    (r.verdict(), r.error_kind()),
+                    ("error", Some("assertion")),
+                    "{context}: {}{}",
+                    r.stdout,
+                    r.stderr
+                );
+                let blocks = &r.json.as_ref().unwrap()["error"]["heap_blocks"];
+                let again = blocks.as_array().unwrap().iter().any(|b| {
+                    b["earlier_at_address"]
+                        .as_array()
+                        .is_some_and(|e| !e.is_empty())
+                });
+                assert!(again, "{context}: no block named as reused: {blocks}");
+                let r = check(&kept, model, &["--engine", engine, "-j", "1"]);
+                assert_eq!(r.verdict(), "ok", "{context}: {}{}", r.stdout, r.stderr);
+                kept_counts.push(r.executions());
+                let r = check(&reused, model, &["--engine", engine, "-j", "1"]);
+                assert_eq!(
+                    (r.verdict(), r.executions()),
+                    ("ok", 1),
+                    "{context}: {}{}",
+                    r.stdout,
+                    r.stderr
+                );
+            }
+            assert!(
+                kept_counts.windows(2).all(|w| w[0] == w[1]),
+                "{cc} {opt} {model}: {kept_counts:?}"
+            );
+        }
+    }
+}
+
 /// Thread-specific data's destructors run in their thread before it ends, their accesses
 /// events: two threads' plain increments of one count lose an update under every model and
 /// engine; atomic ones do not (the two additions in either order).

@@ -200,8 +200,18 @@ fn data_name(sym: &Symbolizer, cx: &Counterexample, addr: u64) -> String {
     }
 }
 
-/// The heap blocks a counterexample touches: (number, size, allocation site).
-fn blocks_used(sym: &Symbolizer, cx: &Counterexample) -> Vec<(usize, u64, String)> {
+/// A heap block a counterexample touches.
+struct UsedBlock {
+    number: usize,
+    size: u64,
+    allocated_at: String,
+    /// Earlier blocks of the execution over the same bytes (freed before it was allocated):
+    /// their numbers and allocation sites. The trace names the bytes after the last block.
+    earlier: Vec<(usize, String)>,
+}
+
+/// The heap blocks a counterexample touches, by number.
+fn blocks_used(sym: &Symbolizer, cx: &Counterexample) -> Vec<UsedBlock> {
     let mut ks: Vec<usize> = cx
         .trace
         .iter()
@@ -213,8 +223,21 @@ fn blocks_used(sym: &Symbolizer, cx: &Counterexample) -> Vec<(usize, u64, String
     ks.dedup();
     ks.into_iter()
         .map(|k| {
-            let (_, size, pc) = cx.heap[k - 1];
-            (k, size, sym.code(pc))
+            let (addr, size, pc) = cx.heap[k - 1];
+            let overlaps =
+                |&(a, s, _): &(u64, u64, u64)| a < addr + size.max(1) && addr < a + s.max(1);
+            let earlier = cx.heap[..k - 1]
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| overlaps(b))
+                .map(|(j, &(_, _, at))| (j + 1, sym.code(at)))
+                .collect();
+            UsedBlock {
+                number: k,
+                size,
+                allocated_at: sym.code(pc),
+                earlier,
+            }
         })
         .collect()
 }
@@ -427,9 +450,22 @@ pub fn counterexample_text(sym: &Symbolizer, cx: &Counterexample) -> String {
     if let Some(why) = cx.weakness {
         out.push_str(&format!("  not sequentially consistent: {why}\n"));
     }
-    for (k, size, at) in blocks_used(sym, cx) {
+    for b in blocks_used(sym, cx) {
+        let earlier: Vec<String> = b
+            .earlier
+            .iter()
+            .map(|(j, at)| format!("heap block #{j} (allocated at {at})"))
+            .collect();
+        let reused = if earlier.is_empty() {
+            String::new()
+        } else {
+            format!(", over what was {} until freed", earlier.join(", then "))
+        };
         out.push_str(&format!(
-            "  heap#{k}: heap block #{k} ({size} B) allocated at {at}\n"
+            "  heap#{k}: heap block #{k} ({} B) allocated at {}{reused}\n",
+            b.size,
+            b.allocated_at,
+            k = b.number
         ));
     }
     if let Some((t, pc, addr)) = cx.fault {
@@ -550,8 +586,11 @@ pub fn error_json(sym: &Symbolizer, cx: &Counterexample, schedule_file: Option<&
         "message": cx.message,
         "trace": cx.trace.iter().enumerate().map(|(i, e)| event_json(sym, cx, i, e)).collect::<Vec<_>>(),
         "schedule_file": schedule_file.map(|p| p.display().to_string()),
-        "heap_blocks": blocks_used(sym, cx).into_iter().map(|(k, size, at)| json!({
-            "name": format!("heap#{k}"), "size": size, "allocated_at": at,
+        "heap_blocks": blocks_used(sym, cx).into_iter().map(|b| json!({
+            "name": format!("heap#{}", b.number), "size": b.size, "allocated_at": b.allocated_at,
+            "earlier_at_address": b.earlier.into_iter().map(|(j, at)| json!({
+                "name": format!("heap#{j}"), "allocated_at": at,
+            })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     });
     if let Some((t, pc, addr)) = cx.fault {
