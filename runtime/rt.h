@@ -172,6 +172,8 @@ extern void (*real_exit)(int) __attribute__((noreturn));
 extern void (*real_assert_fail)(const char *, const char *, unsigned, const char *) __attribute__((noreturn));
 
 extern pthread_t g_tids[SMC_MAX_THREADS];
+/* The slot the last thread created took, + 1 (0: none since the script log looked) */
+extern uint32_t g_spawned_slot;
 /* A coroutine: a thread of the program in a worker, which runs execution after execution, the
  * program's threads as coroutines of its one OS thread. */
 extern struct coro {

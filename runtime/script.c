@@ -25,11 +25,15 @@ static int log_slot(uint32_t epoch, uint32_t i) {
     return 1;
 }
 
-/* Log what step `k - 1` changed (its thread, and the threads it created): the state after k
- * steps, which the supervisor reads back when it replays step k - 1. */
+/* Log what step `k - 1` changed (its thread, and the threads it created, in new slots or in
+ * joined threads' ones): the state after k steps, which the supervisor reads back when it
+ * replays step k - 1. */
 static int log_epoch(uint32_t k) {
     if (k > 0 && ch->script[k - 1].slot != SMC_SCRIPT_COMMIT && !log_slot(k, ch->script[k - 1].slot))
         return 0;
+    uint32_t reused = g_spawned_slot;
+    g_spawned_slot = 0;
+    if (reused && reused - 1 < ch->log_threads && !log_slot(k, reused - 1)) return 0;
     uint32_t n = LOAD(&ch->nthreads);
     for (uint32_t i = ch->log_threads; i < n; i++)
         if (!log_slot(k, i)) return 0;

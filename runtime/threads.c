@@ -36,6 +36,7 @@ static uint32_t g_co_span = 1;
 /* Coroutines: slots whose thread has exited and been joined, which a new thread may take (the
  * limit counts threads alive at once, not every thread an execution creates). */
 static uint8_t g_joined[SMC_MAX_THREADS];
+uint32_t g_spawned_slot;
 static uint64_t g_host_sp;  /* the worker's loop, on the process's own stack */
 int g_cur = -1;             /* the coroutine running, -1 for the host */
 int g_resume = -1;          /* who runs next when the current one waits: a creator whose child
@@ -247,6 +248,7 @@ void co_start(void) {
     co_thread_reset();
     g_resume = -1;
     memset(g_joined, 0, sizeof g_joined);
+    g_spawned_slot = 0;
     t_atomic_depth = 0; /* main's (the host's TLS): an execution may have ended inside a section */
     t_atomic_begin_pc = 0;
     for (uint32_t i = 0; i < g_co_span; i++) {
@@ -323,6 +325,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     uint32_t n = (uint32_t)slot, count = LOAD(&ch->nthreads);
     g_joined[n] = 0;
     smc_stop(SMC_OP_SPAWN, 0, 0, 0, n, CALLER_PC, 0, 0);
+    g_spawned_slot = n + 1;
     struct start_arg *a = &g_start[n];
     a->fn = fn;
     a->arg = arg;

@@ -74,3 +74,44 @@ fn more_threads_alive_than_the_limit_cut_the_execution() {
         );
     }
 }
+
+/// Rounds of threads, each round's workers meeting main at a barrier set up for the round,
+/// under the graph engine too: its threads take the slots of the joined ones (a slot then
+/// names another thread of the graph), with the interleaving engine's verdicts and counts.
+#[test]
+fn rounds_of_threads_take_the_slots_of_joined_ones_under_every_engine() {
+    let scratch = Scratch::new("thread-rounds");
+    for (cc, opt) in builds() {
+        let racy = compile(&scratch, &source("thread_rounds.c"), cc, &[opt]);
+        let locked = compile(&scratch, &source("thread_rounds.c"), cc, &[opt, "-DLOCKED"]);
+        for model in ["sc", "tso", "pso", "ra"] {
+            let mut counts = Vec::new();
+            for engine in ["interleaving", "graph"] {
+                if model == "ra" && engine == "interleaving" {
+                    continue;
+                }
+                let context = format!("{cc} {opt} {model} {engine}");
+                let r = check(&racy, model, &["--engine", engine]);
+                assert_eq!(
+                    (r.verdict(), r.error_kind()),
+                    ("error", Some("assertion")),
+                    "{context}\n{}{}",
+                    r.stdout,
+                    r.stderr
+                );
+                assert!(
+                    r.error_message().contains("count =="),
+                    "{context}: {}",
+                    r.stdout
+                );
+                let r = check(&locked, model, &["--engine", engine]);
+                assert_eq!(r.verdict(), "ok", "{context}\n{}{}", r.stdout, r.stderr);
+                counts.push(r.executions());
+            }
+            assert!(
+                counts.windows(2).all(|w| w[0] == w[1]),
+                "{cc} {opt} {model}: {counts:?}"
+            );
+        }
+    }
+}

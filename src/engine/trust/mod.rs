@@ -34,6 +34,7 @@ use pool::{Part, Visit};
 pub use replay::replay;
 use revisit::set_source;
 use script::Script;
+use slots::Slots;
 use step::{dependencies_of, label_of};
 
 mod awaits;
@@ -49,6 +50,7 @@ mod report;
 mod revisit;
 mod schedule;
 mod script;
+mod slots;
 mod split;
 mod step;
 #[cfg(test)]
@@ -105,7 +107,7 @@ pub fn explore_shared(
         cfg,
         todo: vec![first],
         outcome: Outcome::default(),
-        slots: Vec::new(),
+        slots: Slots::default(),
         trace: Vec::new(),
         trace_events: Vec::new(),
         converted: None,
@@ -186,7 +188,7 @@ struct Trust<'a> {
     todo: Vec<Graph>,
     outcome: Outcome,
     /// The graph thread of each slot of the running execution.
-    slots: Vec<u32>,
+    slots: Slots,
     /// What the running execution did, step by step (for a counterexample), and the graph
     /// event of each step.
     trace: Vec<Event>,
@@ -268,10 +270,7 @@ fn replays(op: &Op, label: &Label) -> bool {
 
 impl Trust<'_> {
     fn slot_of(&self, thread: u32) -> Option<u32> {
-        self.slots
-            .iter()
-            .position(|&t| t == thread)
-            .map(|s| s as u32)
+        self.slots.of(thread)
     }
 
     /// Starts the program and replays `g`'s events (up to the holes); `None` when the graph
@@ -299,7 +298,7 @@ impl Trust<'_> {
         let snap = match self.resume(g)? {
             Some(snap) => snap,
             None => {
-                self.slots = vec![0];
+                self.slots = Slots::default();
                 self.trace.clear();
                 self.trace_events.clear();
                 self.replies.clear();
@@ -379,16 +378,14 @@ impl Trust<'_> {
         self.trace_events.truncate(done);
         self.replies.truncate(done);
         self.hung.retain(|&i| i < done);
-        self.slots = vec![0];
+        self.slots = Slots::default();
         self.ran.clear();
         self.ran.resize(g.threads.len(), 0);
         self.memory.last.clear();
         for &e in self.trace_events.iter().flatten() {
             self.ran[e.thread as usize] = e.index + 1;
             let label = g.label(e);
-            if let Label::Spawn { child } = *label {
-                self.slots.push(child);
-            }
+            self.slots.note(label);
             match label.location() {
                 Some(addr) if label.writes() && addr != FENCE_LOCATION => {
                     self.memory.last.insert(addr, e);

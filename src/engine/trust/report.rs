@@ -86,12 +86,12 @@ impl Trust<'_> {
             threads,
             fault: None,
             signal: None,
-            schedule: (self.replies.iter())
-                .map(|(slot, _)| Step {
-                    thread: self
-                        .slots
-                        .get(*slot as usize)
-                        .map_or(Vec::new(), |&t| spawn_path(g, t)),
+            // (a slot's thread by its step's event: a slot may serve several threads)
+            schedule: (self.replies.iter().zip(&self.trace_events))
+                .map(|((slot, _), e)| Step {
+                    thread: (e.map(|e| e.thread))
+                        .or_else(|| self.slots.get(*slot as usize).copied())
+                        .map_or(Vec::new(), |t| spawn_path(g, t)),
                     alt: 0,
                 })
                 .collect(),

@@ -6,11 +6,11 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::event::{ScriptStep, StoreBytes};
-use crate::graph::{EventId, Graph, Label};
+use crate::graph::{EventId, Graph};
 
 use super::split::{first_piece, merged_reply};
 use super::step::reply_to;
-use super::{conditional, Trust, FENCE_LOCATION};
+use super::{conditional, Slots, Trust, FENCE_LOCATION};
 
 /// The steps the executor was given for the running replay, and how many of them the engine
 /// has taken.
@@ -91,11 +91,11 @@ impl Trust<'_> {
         mut take: impl FnMut(usize, &ScriptStep, EventId) -> bool,
     ) -> Vec<ScriptStep> {
         let mut ran = vec![0u32; g.threads.len()];
-        let mut slots: Vec<u32> = vec![0];
+        let mut slots = Slots::default();
         let mut last: HashMap<u64, EventId> = HashMap::default();
         let mut steps = Vec::with_capacity(g.threads.iter().map(|evs| evs.len()).sum());
         while let Some(e) = next(&ran, steps.len()) {
-            let Some(slot) = slots.iter().position(|&t| t == e.thread) else {
+            let Some(slot) = slots.of(e.thread) else {
                 break;
             };
             let (ev, label) = (g.event(e), g.label(e));
@@ -141,7 +141,7 @@ impl Trust<'_> {
                 }
             };
             let step = ScriptStep::Run {
-                slot: slot as u32,
+                slot,
                 reply,
                 pc: ev.pc,
                 addr: location.unwrap_or(0),
@@ -150,9 +150,7 @@ impl Trust<'_> {
                 break;
             }
             steps.push(step);
-            if let Label::Spawn { child } = *label {
-                slots.push(child);
-            }
+            slots.note(label);
             if let (true, Some(_)) = (label.written().is_some(), location) {
                 for index in first.index..=e.index {
                     let piece = EventId { index, ..e };

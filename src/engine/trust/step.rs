@@ -260,10 +260,16 @@ impl Trust<'_> {
         if answered(&p.op) {
             return self.object_stepped(g, p, e, snap);
         }
-        if let Label::Spawn { child } = *g.label(e) {
-            if snap.slots.len() > self.slots.len() {
-                self.slots.push(child);
+        match *g.label(e) {
+            Label::Spawn { child } => {
+                // (a creation that failed took no slot)
+                let slot = self.slots.next_free() as usize;
+                if (snap.slots.get(slot)).is_some_and(|v| v.state != SlotState::Exited) {
+                    self.slots.spawned(child);
+                }
             }
+            Label::Join { child } => self.slots.joined(child),
+            _ => {}
         }
         let executed = snap.slots.get(slot as usize).and_then(|v| v.prev.clone());
         let wrote = executed.as_ref().is_some_and(|x| x.wrote);
