@@ -643,6 +643,8 @@ fn graph_engine_counterexamples_replay() {
         ("examples/lamport.c", "-O0", "tso", Some("graph")),
         ("lock_order_deadlock.c", "-O2", "ra", None),
         ("objects/one_slot_queue.c", "-DSIGNAL", "ra", None),
+        // (its second round's threads run in the first round's slots)
+        ("thread_rounds.c", "-O2", "ra", None),
     ] {
         let bin = compile(&scratch, &source(name), "cc", &[define]);
         let b = bin.to_str().unwrap();

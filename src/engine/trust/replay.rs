@@ -37,22 +37,17 @@ pub fn replay(
         ));
     }
     let mut snap = exec.begin()?;
-    // per slot: its thread's path in the tree of spawns, and how many threads it created
-    let (mut paths, mut spawned): (Vec<Vec<u64>>, Vec<u64>) = (vec![Vec::new()], vec![0]);
+    let mut threads = ReplayedThreads::default();
     let mut trace: Vec<Event> = Vec::new();
     // per slot: its last step's operation and reply (an operation told to ask again waits)
     let mut last: Vec<Option<(Pending, u64)>> = vec![None];
     for (i, (step, reply)) in steps.iter().zip(replies).enumerate() {
-        let slot = paths
-            .iter()
-            .position(|p| *p == step.thread)
-            .ok_or_else(|| differs(i))?;
+        let (id, slot) = threads.find(&step.thread).ok_or_else(|| differs(i))?;
         let p = stopped(&snap, slot as u32).ok_or_else(|| differs(i))?;
         if hand_over && i + 1 == steps.len() {
             exec.hand_over(slot as u32, reply)?;
             return Ok(Outcome::default());
         }
-        let before = snap.slots.len();
         snap = if hung.contains(&i) {
             exec.step_hanging(slot as u32, reply)?
         } else {
@@ -60,14 +55,19 @@ pub fn replay(
         };
         last.resize(snap.slots.len(), None);
         last[slot] = Some((p, reply.value));
-        for _ in before..snap.slots.len() {
-            spawned[slot] += 1;
-            let mut path = paths[slot].clone();
-            path.push(spawned[slot]);
-            paths.push(path);
-            spawned.push(0);
+        match p.op {
+            Op::Join { slot: joined } => threads.joined(joined as usize),
+            Op::Spawn => {
+                // (a creation that failed took no slot)
+                let child = threads.next_free();
+                if (snap.slots.get(child)).is_some_and(|v| v.state != SlotState::Exited) {
+                    threads.spawned(id);
+                    last[child] = None;
+                }
+            }
+            _ => {}
         }
-        let mut ev = Event::from_pending(ThreadId(slot as u32), &p);
+        let mut ev = Event::from_pending(ThreadId(id as u32), &p);
         let executed = snap.slots.get(slot).and_then(|v| v.prev.clone());
         ev.wrote = !matches!(p.op, Op::Cas { .. }) || executed.as_ref().is_some_and(|x| x.wrote);
         if let Some((_, size)) = p.op.data() {
@@ -107,15 +107,15 @@ pub fn replay(
         outcome.stats.events = trace.len() as u64;
     }
     if let Some((kind, message)) = error {
-        let threads = (0..paths.len())
-            .map(|s| ThreadInfo {
-                id: ThreadId(s as u32),
-                parent: (s > 0).then(|| ThreadId(snap.slots[s].parent)),
+        let threads = (0..threads.paths.len())
+            .map(|t| ThreadInfo {
+                id: ThreadId(t as u32),
+                parent: threads.parents[t].map(|p| ThreadId(p as u32)),
                 start: trace
                     .iter()
-                    .find(|e| e.thread == ThreadId(s as u32))
+                    .find(|e| e.thread == ThreadId(t as u32))
                     .map_or(0, |e| e.pc),
-                pending: stopped(&snap, s as u32),
+                pending: (threads.slot_of(t)).and_then(|s| stopped(&snap, s as u32)),
                 buffer_of: None,
             })
             .collect();
@@ -145,6 +145,73 @@ pub fn replay(
     }
     exec.end()?;
     Ok(outcome)
+}
+
+/// The threads of a replayed schedule, each by its place in the tree of spawns (as schedules
+/// name threads), and the slot each runs in: a joined thread's slot goes to the next thread
+/// created, as the runtime gives them ([`super::slots`]).
+struct ReplayedThreads {
+    /// Per thread: its path, how many threads it created, and its parent.
+    paths: Vec<Vec<u64>>,
+    spawned: Vec<u64>,
+    parents: Vec<Option<usize>>,
+    /// Per slot: its thread, and whether that thread was joined.
+    in_slot: Vec<usize>,
+    joined: Vec<bool>,
+}
+
+impl Default for ReplayedThreads {
+    fn default() -> Self {
+        ReplayedThreads {
+            paths: vec![Vec::new()],
+            spawned: vec![0],
+            parents: vec![None],
+            in_slot: vec![0],
+            joined: vec![false],
+        }
+    }
+}
+
+impl ReplayedThreads {
+    /// The thread of `path` and its slot, if it runs in one.
+    fn find(&self, path: &[u64]) -> Option<(usize, usize)> {
+        let id = self.paths.iter().position(|p| p == path)?;
+        Some((id, self.slot_of(id)?))
+    }
+
+    fn slot_of(&self, id: usize) -> Option<usize> {
+        self.in_slot.iter().position(|&t| t == id)
+    }
+
+    fn next_free(&self) -> usize {
+        (1..self.in_slot.len())
+            .find(|&s| self.joined[s])
+            .unwrap_or(self.in_slot.len())
+    }
+
+    /// Thread `parent` created one: it takes [`ReplayedThreads::next_free`].
+    fn spawned(&mut self, parent: usize) {
+        self.spawned[parent] += 1;
+        let mut path = self.paths[parent].clone();
+        path.push(self.spawned[parent]);
+        self.paths.push(path);
+        self.spawned.push(0);
+        self.parents.push(Some(parent));
+        let (child, slot) = (self.paths.len() - 1, self.next_free());
+        if slot == self.in_slot.len() {
+            self.in_slot.push(child);
+            self.joined.push(false);
+        } else {
+            self.in_slot[slot] = child;
+            self.joined[slot] = false;
+        }
+    }
+
+    fn joined(&mut self, slot: usize) {
+        if slot > 0 && slot < self.joined.len() {
+            self.joined[slot] = true;
+        }
+    }
 }
 
 /// The schedule ran to its end with the process still there: a thread ran past the time
