@@ -114,6 +114,8 @@ extern __thread uint64_t t_stack_lo, t_stack_hi;
 struct hash_src;
 uint64_t smc_stop(uint32_t op, uint64_t addr, uint64_t addr2, uint64_t size, uint64_t arg, uint64_t pc,
                   const struct hash_src *h, uint32_t site);
+/* A call that tries a lock or a semaphore without waiting: a stop with its caller's await hash. */
+uint64_t smc_stop_try(uint32_t op, uint64_t obj, uint64_t arg, uint64_t pc);
 void notify_supervisor(void);
 uint32_t running_less_one(void);
 void smc_note_read(uint64_t addr, uint64_t size);

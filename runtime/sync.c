@@ -56,6 +56,9 @@ void atomic_end(uint64_t pc) {
 #define SMC_BUSY 1
 #define SMC_MUTEX_APART (1ull << 32)
 #define VISIBLE(op, a, a2, arg) smc_stop((op), (uint64_t)(uintptr_t)(a), (uint64_t)(uintptr_t)(a2), 1, (arg), CALLER_PC, 0, 0)
+/* A try (a lock's or a semaphore's that returns at once): a loop of them in the same state waits
+ * for the object to change, as an await loop does (smc_stop_try) */
+#define TRY_VISIBLE(op, a, arg) smc_stop_try((op), (uint64_t)(uintptr_t)(a), (arg), CALLER_PC)
 
 /* A recursive mutex (PTHREAD_MUTEX_RECURSIVE, std::recursive_mutex) that its owner locks again
  * only counts: glibc's own owner and count fields, which nothing else uses during an execution
@@ -87,7 +90,7 @@ EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_trylock, m);
     if (relocked(m)) return 0;
-    if (VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0, 0)) return EBUSY;
+    if (TRY_VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0)) return EBUSY;
     taken(m);
     return 0;
 }
@@ -130,7 +133,7 @@ static void call_fence(uint64_t pc) {
 EXPORT int pthread_spin_trylock(pthread_spinlock_t *m) {
     if (!in_execution()) REAL(pthread_spin_trylock, m);
     call_fence(CALLER_PC);
-    return VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0, 0) ? EBUSY : 0;
+    return TRY_VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0) ? EBUSY : 0;
 }
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *m) {
     if (!in_execution()) REAL(pthread_spin_unlock, m);
@@ -180,7 +183,7 @@ EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
 }
 EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_tryrdlock, l);
-    return (int)VISIBLE(SMC_OP_RW_RDLOCK, l, 0, 1);
+    return (int)TRY_VISIBLE(SMC_OP_RW_RDLOCK, l, 1);
 }
 EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_wrlock, l);
@@ -188,7 +191,7 @@ EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
 }
 EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_trywrlock, l);
-    return (int)VISIBLE(SMC_OP_RW_WRLOCK, l, 0, 1);
+    return (int)TRY_VISIBLE(SMC_OP_RW_WRLOCK, l, 1);
 }
 EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_unlock, l);
@@ -227,7 +230,7 @@ EXPORT int sem_wait(sem_t *s) {
 }
 EXPORT int sem_trywait(sem_t *s) {
     if (!in_execution()) REAL(sem_trywait, s);
-    if (VISIBLE(SMC_OP_SEM_WAIT, s, 0, 1)) {
+    if (TRY_VISIBLE(SMC_OP_SEM_WAIT, s, 1)) {
         errno = EAGAIN;
         return -1;
     }

@@ -229,6 +229,11 @@ uint32_t running_less_one(void) {
     return n;
 }
 static uint64_t state_hash(const greg_t *uc, uint16_t dead);
+static inline __attribute__((always_inline)) uint64_t stack_hash(uint64_t lo, uint64_t hi, uint64_t h0, uint64_t h1,
+                                                                 uint64_t h2, uint64_t h3);
+/* How far up from the runtime's frames of a try call its await hash reads the stack: those
+ * frames (under 1 KiB with ppc64le's register save areas) and the caller's words above. */
+#define SMC_TRY_HASH_SPAN 2048
 
 /* What a load's await hash is computed from: its registers at the hook, and those it
  * overwrites unread; without registers, `fixed` is the hash. */
@@ -370,7 +375,11 @@ static uint64_t state_hash(const greg_t *uc, uint16_t dead) {
         if (!(dead >> (i + 3) & 1)) SMC_MIX(h3, smc_reg(uc, i + 3));
     }
     uint64_t sp = smc_sp(uc);
-    uint64_t lo = sp - SMC_RED_ZONE, hi = sp + 256;
+    return stack_hash(sp - SMC_RED_ZONE, sp + 256, h0, h1, h2, h3);
+}
+
+/* The await hash's part from the thread's stack words in [lo, hi), mixed into chains h0..h3. */
+static inline __attribute__((always_inline)) uint64_t stack_hash(uint64_t lo, uint64_t hi, uint64_t h0, uint64_t h1, uint64_t h2, uint64_t h3) {
     if (lo < t_stack_lo) lo = t_stack_lo;
     if (hi > t_stack_hi) hi = t_stack_hi;
     /* a coroutine's TLS lies above its stack: left out (a copy of main's, which the host's own
@@ -390,8 +399,36 @@ static uint64_t state_hash(const greg_t *uc, uint16_t dead) {
     /* a loop that reads a clock between two loads is not waiting for a write, though its
      * registers may be the same (time() changes once a second) */
     SMC_MIX(h3, clock_reads_of_thread());
-#undef SMC_MIX
     return ((h0 * 31 + h1) * 31 + h2) * 31 + h3;
+}
+#undef SMC_MIX
+
+/* The await hash of a call that tries to take a lock or a semaphore and returns at once (a
+ * trylock): its caller's live state is its callee-saved registers, which
+ * __builtin_unwind_init saves into this frame, and its stack: the words from here up, over
+ * the runtime's frames of the call (which the same call in the same state leaves the same)
+ * to well above the caller's stack pointer. Never 0 (no hash) or the lock-wait mark. */
+static __attribute__((noinline)) uint64_t try_hash(void) {
+    __builtin_unwind_init();
+    volatile uint64_t anchor = 0;
+    uint64_t lo = (uint64_t)(uintptr_t)&anchor;
+    uint64_t h = stack_hash(lo, lo + SMC_TRY_HASH_SPAN, 1469598103934665603ULL, 0x9e3779b97f4a7c15ULL,
+                            0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL);
+    return h == 0 || h == SMC_HASH_LOCK_WAIT ? 1 : h;
+}
+
+static __attribute__((noinline)) uint64_t stop_hashed(uint32_t op, uint64_t obj, uint64_t arg, uint64_t pc,
+                                                    uint64_t hash) {
+    const struct hash_src h = {NULL, 0, hash};
+    return smc_stop(op, obj, 0, 1, arg, pc, &h, 0);
+}
+
+/* A try call's stop (`obj` the object, `arg` its argument), with the await hash of its caller:
+ * a loop of tries in the same state waits for another thread's change of the object, as a
+ * loop of loads waits for a store. (The hash goes on to a frame below this one: what this
+ * frame keeps after try_hash is in the stack the next try hashes, so nothing that differs.) */
+uint64_t smc_stop_try(uint32_t op, uint64_t obj, uint64_t arg, uint64_t pc) {
+    return stop_hashed(op, obj, arg, pc, try_hash());
 }
 
 /* What compare-exchange site `st` compares memory with, of `st->size` bytes (rax, edx:eax for

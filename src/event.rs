@@ -390,6 +390,28 @@ impl Op {
         matches!(self, Op::Load { .. } | Op::Cas { .. } | Op::RmwLoad { .. })
     }
 
+    /// The object of a call that tries to take a lock or a semaphore and returns at once
+    /// (its await hash is its caller's state: a loop of failed tries is an await loop).
+    pub fn tried(&self) -> Option<TargetAddr> {
+        use Op::*;
+        match *self {
+            MutexTryLock { obj }
+            | RwRdLock {
+                obj,
+                try_only: true,
+            }
+            | RwWrLock {
+                obj,
+                try_only: true,
+            }
+            | SemWait {
+                obj,
+                try_only: true,
+            } => Some(obj),
+            _ => None,
+        }
+    }
+
     /// The data address of a memory access, for reports.
     pub fn data(&self) -> Option<(TargetAddr, u32)> {
         use Op::*;

@@ -155,3 +155,36 @@ fn swap_lock_in_rust() {
     let bin = rustc(&scratch, "rust_swap_lock.rs");
     expect_every_model(&bin, RELEASE_STORE_UNLOCK, "rust_swap_lock.rs");
 }
+
+/// A loop of trylocks (a mutex's, a spin lock's, a rwlock's read and write locks, a semaphore's
+/// trywait) until the holder lets go: a try that failed, repeated in the same state of its
+/// caller (callee-saved registers and stack), waits for another thread to change the object,
+/// as a load's await loop waits for a store, so the check ends. The mutex at -O2: main first,
+/// the holder first and main's try failing once, or not at all (3); the graph engine ends the
+/// one with a failed try blocked (2). With a count of failed tries that gives up after one,
+/// each try is in another state: no await loop, and the assertion fails under every model.
+#[test]
+fn try_lock_loops_wait_as_await_loops() {
+    let scratch = Scratch::new("try-loops");
+    for (cc, opt) in builds() {
+        for kind in 0..5 {
+            let define = format!("-DKIND={kind}");
+            let bin = compile(&scratch, &source("try_loops.c"), cc, &[opt, &define]);
+            let counts = (kind == 0 && opt == "-O2").then_some((3, 2));
+            let want = [(OK, counts); 4];
+            expect_every_model(&bin, want, &format!("try_loops.c {cc} {opt} {define}"));
+            let counted = compile(
+                &scratch,
+                &source("try_loops.c"),
+                cc,
+                &[opt, &define, "-DCOUNTED"],
+            );
+            let want = [(ERROR, None); 4];
+            expect_every_model(
+                &counted,
+                want,
+                &format!("try_loops.c {cc} {opt} {define} -DCOUNTED"),
+            );
+        }
+    }
+}

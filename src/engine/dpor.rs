@@ -651,6 +651,12 @@ impl Run {
                     .iter()
                     .any(|w| w.pc == p.pc && w.hash == p.hash && w.addr == addr.0)
             }
+            // a try that failed in the same state before, its object unchanged since
+            (Some(p), None) if p.hash != 0 => p.op.tried().is_some_and(|obj| {
+                th.window
+                    .iter()
+                    .any(|w| w.pc == p.pc && w.hash == p.hash && w.addr == obj.0)
+            }),
             _ => false,
         }
     }

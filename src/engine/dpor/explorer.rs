@@ -627,6 +627,16 @@ impl<'a> Explorer<'a> {
                 size,
                 value,
             });
+        } else if let (Some(obj), false) = (op.tried(), wrote) {
+            // (a try that failed read its object: the same try in the same state waits for
+            // another thread to change it, whose footprint writes the object's byte)
+            th.window.push(WindowRead {
+                pc,
+                hash,
+                addr: obj.0,
+                size: 1,
+                value: None,
+            });
         } else if !matches!(op, Op::Yield | Op::Fence { .. } | Op::ThreadStart) {
             run.threads[t.index()].window.clear();
         }

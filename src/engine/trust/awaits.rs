@@ -71,6 +71,9 @@ impl Trust<'_> {
             // (a load with no state hash, as a piece of a copy has, is not known to repeat)
             Op::Load { .. } | Op::Cas { .. } | Op::Rmw { .. } if p.hash == 0 => return None,
             Op::Load { addr, .. } | Op::Cas { addr, .. } | Op::Rmw { addr, .. } => addr.0,
+            // (a try's loop is the program's: it repeats only in the same state of the caller;
+            // a wait's is the runtime's, in the state it was called in)
+            ref op if op.tried().is_some() && p.hash == 0 => return None,
             ref op if objects::may_only_read(op) => object_of(op)?.0,
             _ => return None,
         };

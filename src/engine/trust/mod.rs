@@ -592,7 +592,9 @@ impl Trust<'_> {
                 // (a lock waiting for a mutex no unlock will free is a deadlock: a pthread
                 // lock, or a lock whose wait the runtime models, as Rust std's)
                 let spinning = |r: &&EventId| {
-                    g.event(**r).op.is_none() && g.event(**r).hash != crate::channel::LOCK_WAIT_HASH
+                    let ev = g.event(**r);
+                    (ev.op.is_none() || ev.op.is_some_and(|op| op.tried().is_some()))
+                        && ev.hash != crate::channel::LOCK_WAIT_HASH
                 };
                 if waiting.iter().any(|r| spinning(&r)) {
                     let slots: Vec<u32> = waiting
