@@ -783,7 +783,8 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
     uint64_t ea = effective_address(st, uc);
     uint64_t size = st->size;
     if (!needs_event(ea, size, (st->flags & SMC_SITE_PRIVATE) != 0)) {
-        if (st->kind == SMC_SITE_LOAD) t_skipped_loads++;
+        /* (a load of the thread's own stack or TLS is no load a dependency comes from) */
+        if (st->kind == SMC_SITE_LOAD && !(st->flags & SMC_SITE_PRIVATE)) t_skipped_loads++;
         return;
     }
     const struct hash_src hash = {uc, (uint16_t)(st->dead_regs | st->await_mask), 0};

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use crate::decode::SiteDependencies as Dependencies;
 use crate::program::CodeSection;
-use crate::site::{site_flags, site_kind};
+use crate::site::site_kind;
 
 /// A set of a function's loads (by their index among its loads).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -402,8 +402,8 @@ fn function(
     }
 }
 
-/// A function's words classified: each one's site, and the loads a value may come from
-/// (shared ones, not the thread's own stack), by their index among them and their address.
+/// A function's words classified: each one's site, and the loads a value may come from, by
+/// their index among them and their address.
 pub(super) struct Words {
     pub(super) sites: Vec<Option<crate::site::Site>>,
     pub(super) load_index: Vec<usize>,
@@ -413,16 +413,20 @@ pub(super) struct Words {
 impl Words {
     pub(super) fn of(code: &[u32], addr: u64) -> Words {
         let at = |i: usize| addr + 4 * i as u64;
+        let frame_pointer = super::keeps_frame_pointer(code);
         let sites: Vec<Option<crate::site::Site>> = code
             .iter()
             .enumerate()
-            .map(|(i, &w)| super::classify(w, at(i)))
+            .map(|(i, &w)| super::classify(w, at(i), frame_pointer))
             .collect();
+        // (a load of the thread's own stack is a load a value may come from too: where the
+        // runtime finds the stack shared with another thread it is an event, and where not, no
+        // event at its address is there to depend on)
         let mut load_index = vec![usize::MAX; code.len()];
         let mut loads = Vec::new();
         for (i, s) in sites.iter().enumerate() {
             if let Some(s) = s {
-                if s.kind == site_kind::LOAD && s.flags & site_flags::PRIVATE == 0 {
+                if s.kind == site_kind::LOAD {
                     load_index[i] = loads.len();
                     loads.push(at(i));
                 }
@@ -631,6 +635,51 @@ pub(super) fn loads_gpr(w: u32) -> bool {
 mod tests {
     use super::*;
 
+    /// gcc -O0's message passing consumer: an acquire load (`lwz; cmpw; bne-; isync`) whose
+    /// value goes to a stack slot addressed through r31, the frame pointer, and comes back for
+    /// the `if`. The stack slots are no loads (r31 is the frame: `mr r31,r1`), so the load
+    /// after the `if` depends on the acquire load by control+isync. With r31 a general
+    /// register (written otherwise), its accesses stay the program's.
+    #[test]
+    fn a_frame_pointers_stack_slots_are_the_threads_own() {
+        let code = [
+            0x7c08_02a6, // 1000 mflr r0
+            0xf801_0010, // 1004 std r0,16(r1)
+            0xfbe1_fff8, // 1008 std r31,-8(r1)
+            0xf821_ffb1, // 100c stdu r1,-80(r1)
+            0x7c3f_0b78, // 1010 mr r31,r1
+            0x3922_8158, // 1014 addi r9,r2,-32424
+            0xf93f_0020, // 1018 std r9,32(r31)
+            0xe93f_0020, // 101c ld r9,32(r31)
+            0x8129_0000, // 1020 lwz r9,0(r9)
+            0x7c09_4800, // 1024 cmpw r9,r9
+            0x40c2_0004, // 1028 bne- 102c
+            0x4c00_012c, // 102c isync
+            0x913f_0028, // 1030 stw r9,40(r31)
+            0x813f_0028, // 1034 lwz r9,40(r31)
+            0x2c09_0000, // 1038 cmpwi r9,0
+            0x4182_0010, // 103c beq 104c
+            0x3922_8154, // 1040 addi r9,r2,-32428
+            0x8129_0000, // 1044 lwz r9,0(r9)
+            0x3860_0000, // 1048 li r3,0
+            0x383f_0050, // 104c addi r1,r31,80
+            0xe801_0010, // 1050 ld r0,16(r1)
+            0x7c08_03a6, // 1054 mtlr r0
+            0xebe1_fff8, // 1058 ld r31,-8(r1)
+            0x4e80_0020, // 105c blr
+        ];
+        assert!(super::super::keeps_frame_pointer(&code));
+        let d = analyse(&code, code.len());
+        assert_eq!(d[&0x1044].ctrlisync, vec![0x1020]);
+        // (the address loaded back from the stack: no event, so no dependency, where the
+        // slot is not shared)
+        assert_eq!(d[&0x1020].addr, vec![0x101c]);
+        // r31 loaded with a pointer as well: a general register, not the frame
+        let mut general = code;
+        general[16] = 0x83e9_0000; // 1040 lwz r31,0(r9)
+        assert!(!super::super::keeps_frame_pointer(&general));
+    }
+
     /// `words` as one function at 0x1000 (and any words after `end` as another).
     fn analyse(words: &[u32], end: usize) -> BTreeMap<u64, Dependencies> {
         functions(words, &[end])
@@ -785,8 +834,9 @@ mod tests {
         assert_eq!(at(0x1030).precise_in, None);
     }
 
-    /// A value kept on the thread's stack and loaded back decides a store: no dependency the
-    /// model orders by (herd has none through memory), but one the exploration keeps.
+    /// A value kept on the thread's stack and loaded back decides a store: no dependency on
+    /// the first load that the model orders by (herd has none through memory), but one the
+    /// exploration keeps.
     #[test]
     fn what_passes_through_the_stack_may_decide() {
         let code = [
@@ -799,8 +849,9 @@ mod tests {
         ];
         let d = analyse(&code, 6);
         let at = |a: u64| d.get(&a).cloned().unwrap_or_default();
-        assert!(at(0x1010).data.is_empty());
-        assert_eq!(at(0x1010).may, vec![0x1000]);
+        // (on the load back from the stack, an event only where the slot is shared)
+        assert_eq!(at(0x1010).data, vec![0x100c]);
+        assert_eq!(at(0x1010).may, vec![0x1000, 0x100c]);
         assert_eq!(at(0x1010).precise_in, Some(0x1000));
     }
 

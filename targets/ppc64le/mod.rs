@@ -30,6 +30,8 @@ pub struct Ppc64le;
 const SP: u8 = 1;
 const TOC: u8 = 2;
 const TP: u8 = 13;
+/// gcc's frame pointer in code built without optimisation (`mr r31,r1` in the prologue)
+const FP: u8 = 31;
 
 /// A relocated copy: the instruction, then `b` back.
 const COPY_LEN: usize = 8;
@@ -209,8 +211,67 @@ fn word_site(addr: u64, w: u32) -> Site {
     }
 }
 
-/// Classify the instruction word `w` at `addr`; None when it cannot touch memory.
-fn classify(w: u32, addr: u64) -> Option<Site> {
+/// Whether a function's words `code` keep r31 as a frame pointer, as gcc does without
+/// optimisation: `mr r31,r1` once the stack frame is made, and r31 written by nothing else
+/// but `ld r31,d(r1)` (the caller's value, restored on the way out). Its accesses based on
+/// r31 (with a displacement) are then its thread's own stack, as r1's are: not events but
+/// where the runtime finds the stack shared, and no load a dependency can come from (a
+/// dependency through memory is none, as in herd).
+pub(super) fn keeps_frame_pointer(code: &[u32]) -> bool {
+    const MR_R31_R1: u32 = 0x7c3f_0b78;
+    let fp = FP as u32;
+    let restores =
+        |w: u32| w >> 26 == 58 && w & 3 == 0 && (w >> 21) & 31 == fp && (w >> 16) & 31 == 1;
+    let writes_r31 = |w: u32| {
+        let (po, rt, ra) = (w >> 26, (w >> 21) & 31, (w >> 16) & 31);
+        let xo = (w >> 1) & 0x3ff;
+        // update forms write their base
+        let update = matches!(po, 33 | 35 | 37 | 39 | 41 | 43 | 45 | 49 | 51 | 53 | 55)
+            || (matches!(po, 58 | 62) && w & 3 == 1)
+            || (po == 31
+                && matches!(
+                    xo,
+                    53 | 55 | 119 | 181 | 183 | 247 | 311 | 375 | 439 | 567 | 631 | 695 | 759
+                ));
+        if deps::branch(w, 0).is_some() {
+            return false; // (a call's callee keeps r31)
+        }
+        if classify(w, 0, false).is_some_and(|s| s.kind != site_kind::FENCE) {
+            // a memory access writes its target if it loads one, its base if an update form
+            return po == 46 || (update && ra == fp) || (deps::loads_gpr(w) && rt == fp);
+        }
+        match deps::effect(w) {
+            deps::Effect::Gpr { dst, .. } | deps::Effect::GprAndCr0 { dst, .. } => dst == fp,
+            deps::Effect::Compare { .. } | deps::Effect::Nothing => false,
+            // (what it writes is not known: a register field that names r31 may be it)
+            deps::Effect::Unknown => rt == fp || ra == fp,
+        }
+    };
+    code.contains(&MR_R31_R1)
+        && code
+            .iter()
+            .all(|&w| w == MR_R31_R1 || restores(w) || !writes_r31(w))
+}
+
+/// Per word of a section's `words` (at `addr`), whether it lies in a function that keeps r31
+/// as its frame pointer ([`keeps_frame_pointer`]).
+fn frame_pointer_words(words: &[u32], addr: u64, functions: &[(u64, u64)]) -> Vec<bool> {
+    let mut out = vec![false; words.len()];
+    for &(lo, hi) in functions {
+        let (Some(a), Some(b)) = (lo.checked_sub(addr), hi.checked_sub(addr)) else {
+            continue;
+        };
+        let (a, b) = ((a / 4) as usize, ((b / 4) as usize).min(words.len()));
+        if a < b && keeps_frame_pointer(&words[a..b]) {
+            out[a..b].iter_mut().for_each(|x| *x = true);
+        }
+    }
+    out
+}
+
+/// Classify the instruction word `w` at `addr` (in a function that keeps r31 as its frame
+/// pointer: `frame_pointer`); None when it cannot touch memory.
+fn classify(w: u32, addr: u64, frame_pointer: bool) -> Option<Site> {
     let mut site = word_site(addr, w);
     if let Some(kind) = fence(w) {
         site.kind = site_kind::FENCE;
@@ -236,7 +297,8 @@ fn classify(w: u32, addr: u64) -> Option<Site> {
     }
     site.size = m.size;
     let reserve = matches!(m.access, Access::LoadReserve | Access::StoreConditional);
-    if matches!(ra, SP | TP) && !reserve {
+    let own_frame = frame_pointer && ra == FP && m.form != Form::X;
+    if (matches!(ra, SP | TP) || own_frame) && !reserve {
         // the thread's own stack or TLS (a reservation's pair is always patched: the runtime
         // carries out the store-conditional the trap would break)
         site.flags = site_flags::PRIVATE;
@@ -299,10 +361,11 @@ fn capstone() -> Option<Capstone> {
 impl Decoder for Ppc64le {
     fn decode(&self, section: &CodeSection, private: bool) -> DecodedSection {
         let words = words_of(&section.bytes);
+        let frame_pointer = frame_pointer_words(&words, section.addr, &section.functions);
         let mut sites = Vec::new();
         for (i, &w) in words.iter().enumerate() {
             let addr = section.addr + 4 * i as u64;
-            let Some(site) = classify(w, addr) else {
+            let Some(site) = classify(w, addr, frame_pointer[i]) else {
                 continue;
             };
             if (!private && site.flags & site_flags::PRIVATE != 0) || plt_stub_load(&words, i) {
@@ -425,7 +488,7 @@ mod tests {
     use super::*;
 
     fn site(w: u32) -> Site {
-        classify(w, 0x1000).expect("a memory instruction")
+        classify(w, 0x1000, false).expect("a memory instruction")
     }
 
     #[test]
@@ -488,7 +551,7 @@ mod tests {
         // dcbz r0,r9 on shared memory cannot be one access
         assert_eq!(site(0x7c00_4fec).kind, site_kind::UNSUPPORTED);
         // add r3,r3,r4 is no memory instruction
-        assert!(classify(0x7c63_2214, 0).is_none());
+        assert!(classify(0x7c63_2214, 0, false).is_none());
     }
 
     #[test]
