@@ -299,6 +299,28 @@ impl<'g> Relations<'g> {
         d
     }
 
+    /// What an `isync` orders: its `ctrlisync` (the reads the branches before it depended on)
+    /// before every later event of its thread, also past a return from the isync's function,
+    /// where the analysis of each access does not follow (a lock's acquire in a function of its
+    /// own). An isync is no event of the axioms: its edges are added here.
+    fn ordered_by_isyncs(&self) -> Rel {
+        let mut r = Rel::empty(self.n);
+        for (t, evs) in self.g.threads.iter().enumerate() {
+            for (i, ev) in evs.iter().enumerate() {
+                if ev.hole || ev.label.access().is_some() || ev.deps().ctrlisync.is_empty() {
+                    continue;
+                }
+                let later = Set::of(self.n, |b| {
+                    self.ids[b].thread as usize == t && self.ids[b].index as usize > i
+                });
+                for a in ev.deps().ctrlisync.iter().filter_map(|&a| self.index(a)) {
+                    r.add_row(a, &later);
+                }
+            }
+        }
+        r
+    }
+
     /// `addr;po` through a hole: the access that will be there again has the same address
     /// dependencies.
     fn addr_po_across_holes(&self) -> Rel {
@@ -400,6 +422,7 @@ impl<'g> Relations<'g> {
         let acquired = b.po.between(&self.ordered(Order::Acquire), &everything);
         let mut ci0 = ctrlisync.union(&detour);
         ci0.union_with(&acquired);
+        ci0.union_with(&self.ordered_by_isyncs());
         let mut cc0 = dd.union(&b.po_loc);
         cc0.union_with(&ctrl)
             .union_with(&addr.then(&b.po))

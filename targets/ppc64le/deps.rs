@@ -63,6 +63,32 @@ struct State {
     cr: Vec<Set>,
     ctrl: Set,
     ctrlisync: Set,
+    /// Condition-register bits whose value every path here has (a conditional branch on the
+    /// bit went the same way, and nothing wrote its field since): a branch on one goes one
+    /// way only, so a path that cannot reach a point does not take its dependencies away.
+    known: CrBits,
+}
+
+/// Known condition-register bits: `mask` says which (bit `BI` of a branch is `1 << BI`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct CrBits {
+    mask: u32,
+    value: u32,
+}
+
+impl CrBits {
+    fn get(self, bit: u32) -> Option<bool> {
+        (self.mask >> bit & 1 == 1).then_some(self.value >> bit & 1 == 1)
+    }
+    fn set(&mut self, bit: u32, v: bool) {
+        self.mask |= 1 << bit;
+        self.value = (self.value & !(1 << bit)) | (u32::from(v) << bit);
+    }
+    /// CR field `f` (bits 4f..4f+3) was written.
+    fn forget_field(&mut self, f: u32) {
+        self.mask &= !(0xf << (4 * f));
+        self.value &= self.mask;
+    }
 }
 
 impl State {
@@ -72,6 +98,7 @@ impl State {
             cr: vec![Set::empty(n); 8],
             ctrl: Set::empty(n),
             ctrlisync: Set::empty(n),
+            known: CrBits::default(),
         }
     }
     fn meet(&mut self, o: &State) {
@@ -83,12 +110,20 @@ impl State {
         }
         self.ctrl.intersect(&o.ctrl);
         self.ctrlisync.intersect(&o.ctrlisync);
+        self.known.mask &= o.known.mask & !(self.known.value ^ o.known.value);
+        self.known.value &= self.known.mask;
     }
     fn forget_registers(&mut self) {
         self.gpr
             .iter_mut()
             .chain(self.cr.iter_mut())
             .for_each(Set::clear);
+        self.known = CrBits::default();
+    }
+    /// CR field `f` now holds a value computed from `deps`.
+    fn set_cr(&mut self, f: u32, deps: Set) {
+        self.cr[f as usize] = deps;
+        self.known.forget_field(f);
     }
     /// The dependencies of a value computed from registers `regs`.
     fn of(&self, regs: &[u32]) -> Set {
@@ -110,6 +145,9 @@ pub(super) enum Effect {
     GprAndCr0 { dst: u32, srcs: Vec<u32> },
     /// Writes no general register and no CR field (stores, fences, traps, floating point).
     Nothing,
+    /// Sets CR field `field` from floating-point registers (which carry no dependency):
+    /// `fcmpu`, `fcmpo`, a floating-point record form (CR1).
+    FloatCompare { field: u32 },
     /// Anything else: what it writes is not known.
     Unknown,
 }
@@ -166,6 +204,10 @@ pub(super) fn effect(w: u32) -> Effect {
             field: rt >> 2,
             srcs: vec![ra],
         }, // cmpli, cmpi
+        // fcmpu, fcmpo: crfD
+        63 if matches!((w >> 1) & 0x3ff, 0 | 32) => Effect::FloatCompare { field: rt >> 2 },
+        // a record form (Rc) of a floating-point operation sets CR1
+        59 | 63 if w & 1 == 1 => Effect::FloatCompare { field: 1 },
         2 | 3 | 59 | 63 | 60 => Effect::Nothing, // tdi, twi, floating point, VSX
         31 => x_effect(w),
         _ => Effect::Unknown,
@@ -374,7 +416,17 @@ fn function(
                 match site.kind {
                     site_kind::FENCE => {
                         if site.size == 6 {
-                            next.ctrlisync.union(&state.ctrl); // isync
+                            // isync: what follows depends by control+isync on what the branches
+                            // before it depended on, here, and past the function's return,
+                            // where this analysis does not follow: the isync's own
+                            // `ctrlisync`, which the model extends to what follows it
+                            next.ctrlisync.union(&state.ctrl);
+                            let names = state.ctrl.members().map(|l| loads[l]).collect();
+                            let deps = Dependencies {
+                                ctrlisync: names,
+                                ..Default::default()
+                            };
+                            out.insert(at(i), deps);
                         }
                     }
                     site_kind::LOAD | site_kind::STORE | site_kind::CAS => access(
@@ -397,9 +449,60 @@ fn function(
                 next = State::new(n); // a system call
             }
         }
-        let succ = successors(b.as_ref(), i, code.len(), addr);
-        propagate(&mut before, &succ, &next, &mut work, State::meet);
+        // (a conditional branch tells each way what the bit it tests is)
+        let decided = decides(w, at(i), addr, code.len());
+        for s in successors(b.as_ref(), i, code.len(), addr) {
+            let mut there = next.clone();
+            if let Some((bit, taken_if, target)) = decided {
+                there
+                    .known
+                    .set(bit, if s == target { taken_if } else { !taken_if });
+            }
+            let (s, there) = thread(code, addr, s, there);
+            propagate(&mut before, &[s], &there, &mut work, State::meet);
+        }
     }
+}
+
+/// A conditional branch of word `w` at `at` that tests a condition-register bit only (no
+/// counter) to a target in the function of `len` words at `addr`: the bit, the value it
+/// branches on, and the target's index.
+fn decides(w: u32, at: u64, addr: u64, len: usize) -> Option<(u32, bool, usize)> {
+    let (bo, bit) = (field(w, 21), field(w, 16));
+    if w >> 26 != 16 || w & 1 == 1 || bo & 0x14 != 0x04 {
+        return None;
+    }
+    let target = branch(w, at)?.target?;
+    let index = target.checked_sub(addr)? / 4;
+    (target.is_multiple_of(4) && (index as usize) < len).then_some((
+        bit,
+        bo & 0x08 != 0,
+        index as usize,
+    ))
+}
+
+/// Where a state that reaches word `s` goes on: past the conditional branches there whose bit
+/// it knows (each one still a control dependency on what its field carries), so that it is
+/// not met with the states of the paths the branch sends the other way.
+fn thread(code: &[u32], addr: u64, mut s: usize, mut state: State) -> (usize, State) {
+    for _ in 0..16 {
+        let at = addr + 4 * s as u64;
+        let Some((bit, taken_if, target)) = decides(code[s], at, addr, code.len()) else {
+            break;
+        };
+        let Some(v) = state.known.get(bit) else {
+            break;
+        };
+        let f = (bit >> 2) as usize;
+        let field_deps = state.cr[f].clone();
+        state.ctrl.union(&field_deps);
+        let next = if v == taken_if { target } else { s + 1 };
+        if next >= code.len() {
+            break;
+        }
+        s = next;
+    }
+    (s, state)
 }
 
 /// A function's words classified: each one's site, and the loads a value may come from, by
@@ -496,10 +599,17 @@ fn apply(e: Effect, next: &mut State) {
         Effect::Gpr { dst, srcs } => next.gpr[dst as usize] = next.of(&srcs),
         Effect::GprAndCr0 { dst, srcs } => {
             let d = next.of(&srcs);
-            next.cr[0] = d.clone();
+            next.set_cr(0, d.clone());
             next.gpr[dst as usize] = d;
         }
-        Effect::Compare { field, srcs } => next.cr[field as usize] = next.of(&srcs),
+        Effect::Compare { field, srcs } => {
+            let d = next.of(&srcs);
+            next.set_cr(field, d);
+        }
+        Effect::FloatCompare { field } => {
+            let none = Set(vec![0; next.ctrl.0.len()]);
+            next.set_cr(field, none);
+        }
         Effect::Nothing => {}
         Effect::Unknown => next.forget_registers(),
     }
@@ -548,7 +658,7 @@ fn access(
     if site.kind == site_kind::CAS {
         let mut read = address.clone();
         read.push(rt);
-        next.cr[0] = state.of(&read);
+        next.set_cr(0, state.of(&read));
     }
     // (an update form's base becomes the address: its dependencies stay, a subset of the
     // address's)
@@ -729,6 +839,37 @@ mod tests {
         let d = analyse(&code, 14);
         let at = |a: u64| d.get(&a).cloned().unwrap_or_default();
         assert_eq!(at(0x1028).ctrlisync, vec![0x100c]);
+    }
+
+    /// gcc's weak compare-exchange with acquire, as a spin lock's loop: `lwarx; cmpwi; bne
+    /// out; stwcx.; isync; out: bne retry`. The way from the first `bne` reaches `out` with
+    /// CR0 "not equal", so its `bne` retries: only the way through the isync goes on, and what
+    /// follows depends on the lwarx by control+isync (met with the other way, it was lost: a
+    /// false alarm on a correct lock under power).
+    #[test]
+    fn a_branch_decided_by_an_earlier_one_does_not_lose_the_isync() {
+        let code = [
+            0x3900_0001, // 1000 li r8,1
+            0x3922_8154, // 1004 addi r9,r2,-32428
+            0x7d40_4828, // 1008 lwarx r10,0,r9
+            0x2c0a_0000, // 100c cmpwi r10,0
+            0x4082_000c, // 1010 bne 101c
+            0x7d00_492d, // 1014 stwcx. r8,0,r9
+            0x4c00_012c, // 1018 isync
+            0x4082_ffec, // 101c bne 1008
+            0x8122_8158, // 1020 lwz r9,-32424(r2)
+            0x3929_0001, // 1024 addi r9,r9,1
+            0x9122_8158, // 1028 stw r9,-32424(r2)
+            0x4e80_0020, // 102c blr
+        ];
+        let d = analyse(&code, code.len());
+        assert_eq!(d[&0x1020].ctrlisync, vec![0x1008]);
+        assert_eq!(d[&0x1028].ctrlisync, vec![0x1008]);
+        // with CR0 written between (another compare), the way from the first bne may go on
+        let mut compared = code;
+        compared[7] = 0x2c0a_0001; // 101c cmpwi r10,1 (then no branch: falls into the load)
+        let d = analyse(&compared, compared.len());
+        assert!(d[&0x1020].ctrlisync.is_empty());
     }
 
     /// A store-conditional's CR0 comes from the registers it reads (herd's dataflow): a branch

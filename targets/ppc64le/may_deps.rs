@@ -286,7 +286,7 @@ fn step(
             // (nothing written: the fences and cache hints of opcode 31; not floating point
             // or vectors, whose registers are not followed)
             Effect::Nothing if po == 31 => {}
-            Effect::Nothing | Effect::Unknown => next.lost = true,
+            Effect::Nothing | Effect::FloatCompare { .. } | Effect::Unknown => next.lost = true,
         },
     }
 }

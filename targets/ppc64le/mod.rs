@@ -242,7 +242,9 @@ pub(super) fn keeps_frame_pointer(code: &[u32]) -> bool {
         }
         match deps::effect(w) {
             deps::Effect::Gpr { dst, .. } | deps::Effect::GprAndCr0 { dst, .. } => dst == fp,
-            deps::Effect::Compare { .. } | deps::Effect::Nothing => false,
+            deps::Effect::Compare { .. }
+            | deps::Effect::FloatCompare { .. }
+            | deps::Effect::Nothing => false,
             // (what it writes is not known: a register field that names r31 may be it)
             deps::Effect::Unknown => rt == fp || ra == fp,
         }

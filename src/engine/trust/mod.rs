@@ -19,7 +19,7 @@
 //! code wrote over it since), any other is given its write's bytes (the runtime reports what
 //! each store wrote over, so a read of the initial value gets those).
 
-use crate::event::{Event, Op, Pending, Reply, ScriptStep, StoreBytes, ThreadId};
+use crate::event::{Event, FenceKind, Op, Pending, Reply, ScriptStep, StoreBytes, ThreadId};
 use crate::graph::{Conditional, EventId, Graph, GraphEvent, Label};
 use crate::model::Model;
 use crate::results::{ErrorKind, Outcome};
@@ -719,7 +719,16 @@ impl Trust<'_> {
                 }
             }
             let e = g.insert(at, ev);
-            let decides = g.label(e).access().is_some() || g.event(e).conditional.is_some();
+            // (an isync's: what the branches before it depended on, which orders what
+            // follows it under power)
+            let isync = matches!(
+                p.op,
+                Op::Fence {
+                    kind: FenceKind::Isync
+                }
+            );
+            let decides =
+                g.label(e).access().is_some() || g.event(e).conditional.is_some() || isync;
             if self.model.uses_dependencies() && decides {
                 if let Some(deps) = self.exec.dependencies(p.pc) {
                     let deps = dependencies_of(g, e, &deps);
