@@ -429,3 +429,59 @@ fn a_binary_without_debug_information_gets_a_note() {
     let with_g = run(&["--model", "sc", &racy(&scratch)]);
     assert!(!with_g.stdout.contains(note), "{}", with_g.stdout);
 }
+
+/// Only the executable is instrumented: a program that calls its own shared library (here a
+/// lost update inside it) is told that the library's accesses are not explored; one that
+/// needs only the C library is not.
+#[test]
+fn a_shared_library_the_check_does_not_see_gets_a_note() {
+    let scratch = Scratch::new("cx-unseen-library");
+    let lib_src = scratch.0.join("libbump.c");
+    std::fs::write(
+        &lib_src,
+        "void bump(int *p) { int v = *(volatile int *)p; *(volatile int *)p = v + 1; }\n",
+    )
+    .unwrap();
+    let main_src = scratch.0.join("uses_bump.c");
+    std::fs::write(
+        &main_src,
+        "#include <pthread.h>\nvoid bump(int *p);\nint counter;\n\
+         static void *w(void *a) { bump(&counter); return a; }\n\
+         int main(void) { pthread_t t; pthread_create(&t, 0, w, 0); bump(&counter);\n\
+         pthread_join(t, 0); return 0; }\n",
+    )
+    .unwrap();
+    let lib = scratch.0.join("libbump.so");
+    let built = Command::new("gcc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&lib_src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let bin = scratch.0.join("uses_bump");
+    let built = Command::new("gcc")
+        .args(["-O2", "-g", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&main_src)
+        .arg(format!("-L{}", scratch.0.display()))
+        .args(["-lbump", "-Wl,-rpath,$ORIGIN"])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let note = "only the executable's code is checked: what libbump.so does to shared memory";
+    let r = run(&["--model", "sc", bin.to_str().unwrap()]);
+    assert_eq!(
+        r.stdout.matches(note).count(),
+        1,
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let plain = run(&["--model", "sc", &racy(&scratch)]);
+    assert!(
+        !plain.stdout.contains("only the executable's code"),
+        "{}",
+        plain.stdout
+    );
+}

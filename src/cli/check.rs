@@ -617,6 +617,18 @@ fn explore(
                 given.display()
             );
         }
+        if !program.unseen_libraries.is_empty() {
+            let does = if program.unseen_libraries.len() == 1 {
+                "does"
+            } else {
+                "do"
+            };
+            say!(
+                "smc-run: note: only the executable's code is checked: what {} {does} to \
+                 shared memory is not explored",
+                program.unseen_libraries.join(", ")
+            );
+        }
     }
     let cfg = engine::Config {
         max_steps: cli.bounds.max_steps,

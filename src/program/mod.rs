@@ -72,9 +72,31 @@ pub struct Program {
     pub identity: String,
     /// Whether the file has DWARF line tables (`-g`): without them reports have no file:line.
     pub has_line_info: bool,
+    /// The shared libraries it needs whose code the check does not see ([`unseen_library`]).
+    pub unseen_libraries: Vec<String>,
     functions: Vec<Symbol>,
     objects: Vec<Symbol>,
     lines: Option<addr2line::Loader>,
+}
+
+/// Whether a needed shared library (its `DT_NEEDED` name) is code whose accesses to shared
+/// memory the check does not see: only the executable is instrumented. The C library's
+/// threads, synchronisation, heap and memory functions are modelled by interposition, and the
+/// C++ and Rust runtimes' own synchronisation goes through them; any other library (the
+/// program's own, or libatomic, whose wide atomics take a lock of its own) is not looked into.
+pub fn unseen_library(name: &str) -> bool {
+    const MODELLED: &[&str] = &[
+        "libc.so",
+        "libm.so",
+        "libpthread.so",
+        "libdl.so",
+        "librt.so",
+        "libgcc_s.so",
+        "libstdc++.so",
+        "ld-linux",
+        "ld64.so",
+    ];
+    !MODELLED.iter().any(|m| name.starts_with(m))
 }
 
 /// Why a file cannot be checked; the message is one line for the user.
@@ -278,6 +300,10 @@ impl Program {
             .section_headers
             .iter()
             .any(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(".debug_line"));
+        let unseen_libraries = (elf.libraries.iter())
+            .filter(|l| unseen_library(l))
+            .map(|l| l.to_string())
+            .collect();
         Ok(Program {
             path: path.to_path_buf(),
             arch,
@@ -285,6 +311,7 @@ impl Program {
             code,
             identity: identity(&elf, data),
             has_line_info,
+            unseen_libraries,
             functions,
             objects,
             lines: None,
