@@ -322,6 +322,43 @@ fn an_address_the_allocator_gives_back_is_explored() {
     }
 }
 
+/// An await loop whose awaited value may be overwritten for good is a livelock under every
+/// model and engine: under ra nothing orders two threads' writes, so where the one awaited
+/// comes first in coherence order the loop spins on the other (each graph of the loop's read
+/// used to count as blocked, taken to be covered by the graph where it reads the other write:
+/// nothing was checked, or OK). With the writes in one thread the loop ends.
+#[test]
+fn an_await_on_a_write_that_may_come_first_is_a_livelock() {
+    let scratch = Scratch::new("ra-await-last-write");
+    for (cc, opt) in builds() {
+        let racing = compile(&scratch, &source("await_last_write.c"), cc, &[opt]);
+        let ordered = compile(
+            &scratch,
+            &source("await_last_write.c"),
+            cc,
+            &[opt, "-DORDERED"],
+        );
+        for model in ["sc", "tso", "pso", "ra"] {
+            for engine in ["interleaving", "graph"] {
+                if model == "ra" && engine == "interleaving" {
+                    continue;
+                }
+                let context = format!("{cc} {opt} {model} {engine}");
+                let r = check(&racing, model, &["--engine", engine, "-j", "1"]);
+                assert_eq!(
+                    (r.verdict(), r.error_kind()),
+                    ("error", Some("hang")),
+                    "{context}: {}{}",
+                    r.stdout,
+                    r.stderr
+                );
+                let r = check(&ordered, model, &["--engine", engine, "-j", "1"]);
+                assert_eq!(r.verdict(), "ok", "{context}: {}{}", r.stdout, r.stderr);
+            }
+        }
+    }
+}
+
 /// Thread-specific data's destructors run in their thread before it ends, their accesses
 /// events: two threads' plain increments of one count lose an update under every model and
 /// engine; atomic ones do not (the two additions in either order).

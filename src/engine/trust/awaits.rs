@@ -37,7 +37,12 @@ impl Trust<'_> {
         candidates.retain(|&w| w == latest || !self.would_wait(g, e, &op, w));
     }
 
-    /// Could another read of `r`'s thread, right after it, read another write than `r` did?
+    /// Could another read of `r`'s thread, right after it, read another write than `r` did,
+    /// one that must come after `r`'s source in coherence order? (Where coherence could also
+    /// put that write first, `r`'s source may be the last write there: its thread spins on it
+    /// for good, a livelock this graph is the one to report. Models that order the writes of a
+    /// location in the graph have one order or the other; ra has both where nothing orders
+    /// two threads' writes.)
     pub(super) fn could_read_another(&self, g: &Graph, r: EventId) -> bool {
         let (Some((addr, size)), Some(rf)) = (g.label(r).access(), g.label(r).rf()) else {
             return false;
@@ -51,7 +56,16 @@ impl Trust<'_> {
             .any(|w| {
                 let mut h = g.clone();
                 let again = h.push(r.thread, Label::Read { addr, size, rf: w }, 0, 0);
-                self.model.consistent_after(&h, again)
+                if !self.model.consistent_after(&h, again) {
+                    return false;
+                }
+                // (and `r`'s source cannot come after it: a thread that nothing orders with
+                // the others, reading `w` and then the source, is inconsistent)
+                let mut back = g.clone();
+                let observer = back.add_thread(None);
+                back.push(observer, Label::Read { addr, size, rf: w }, 0, 0);
+                let after = back.push(observer, Label::Read { addr, size, rf }, 0, 0);
+                !self.model.consistent_after(&back, after)
             })
     }
 
