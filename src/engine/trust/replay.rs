@@ -8,7 +8,7 @@ use crate::event::{Event, Op, Pending, ThreadId};
 use crate::results::{Counterexample, ErrorKind, Outcome, Schedule, ThreadInfo};
 
 use super::objects::{may_only_read, BUSY, WAKE_BUSY};
-use super::{deadlock_message, hang_message, le_value, livelock_message, stopped};
+use super::{deadlock_message, hang_message, le_value, livelock_message, stopped, Slots};
 
 fn differs(step: usize) -> ExecError {
     ExecError::Fatal(format!(
@@ -148,16 +148,14 @@ pub fn replay(
 }
 
 /// The threads of a replayed schedule, each by its place in the tree of spawns (as schedules
-/// name threads), and the slot each runs in: a joined thread's slot goes to the next thread
-/// created, as the runtime gives them ([`super::slots`]).
+/// name threads), and the slot each runs in ([`Slots`]: a joined thread's slot goes to the
+/// next thread created, as the runtime gives them).
 struct ReplayedThreads {
     /// Per thread: its path, how many threads it created, and its parent.
     paths: Vec<Vec<u64>>,
     spawned: Vec<u64>,
     parents: Vec<Option<usize>>,
-    /// Per slot: its thread, and whether that thread was joined.
-    in_slot: Vec<usize>,
-    joined: Vec<bool>,
+    slots: Slots,
 }
 
 impl Default for ReplayedThreads {
@@ -166,8 +164,7 @@ impl Default for ReplayedThreads {
             paths: vec![Vec::new()],
             spawned: vec![0],
             parents: vec![None],
-            in_slot: vec![0],
-            joined: vec![false],
+            slots: Slots::default(),
         }
     }
 }
@@ -180,13 +177,11 @@ impl ReplayedThreads {
     }
 
     fn slot_of(&self, id: usize) -> Option<usize> {
-        self.in_slot.iter().position(|&t| t == id)
+        self.slots.of(id as u32).map(|s| s as usize)
     }
 
     fn next_free(&self) -> usize {
-        (1..self.in_slot.len())
-            .find(|&s| self.joined[s])
-            .unwrap_or(self.in_slot.len())
+        self.slots.next_free() as usize
     }
 
     /// Thread `parent` created one: it takes [`ReplayedThreads::next_free`].
@@ -197,19 +192,13 @@ impl ReplayedThreads {
         self.paths.push(path);
         self.spawned.push(0);
         self.parents.push(Some(parent));
-        let (child, slot) = (self.paths.len() - 1, self.next_free());
-        if slot == self.in_slot.len() {
-            self.in_slot.push(child);
-            self.joined.push(false);
-        } else {
-            self.in_slot[slot] = child;
-            self.joined[slot] = false;
-        }
+        self.slots.spawned((self.paths.len() - 1) as u32);
     }
 
+    /// The thread in `slot` was joined.
     fn joined(&mut self, slot: usize) {
-        if slot > 0 && slot < self.joined.len() {
-            self.joined[slot] = true;
+        if let Some(&t) = self.slots.get(slot) {
+            self.slots.joined(t);
         }
     }
 }
