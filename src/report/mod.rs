@@ -762,7 +762,8 @@ pub fn verdict_line(
     match (error, bounded) {
         (Some((kind, message)), _) => format!("verdict: ERROR ({kind}): {message}\n"),
         (None, 0) if executions == 0 => "verdict: NOTHING CHECKED: every execution was dropped \
-             by an assumption (__VERIFIER_assume), so no execution ran to its end\n"
+             (by an assumption, __VERIFIER_assume, or under the graph engine as an await loop's \
+             repeat that another execution covers), so no execution ran to its end\n"
             .to_string(),
         (None, 0) => format!(
             "verdict: OK: no assertion failure, crash, deadlock or hang is reachable under {model}\n"
