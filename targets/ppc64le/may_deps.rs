@@ -26,9 +26,8 @@ use std::collections::BTreeMap;
 use crate::decode::SiteDependencies as Dependencies;
 use crate::site::{site_flags, site_kind, REG_NONE};
 
-use super::deps::{
-    branch, effect, field, loads_gpr, propagate, stores_gpr, successors, Effect, Set, Words,
-};
+use super::deps::{propagate, successors, Set, Words};
+use super::effects::{branch, effect, field, loads_gpr, stores_gpr, Effect};
 
 /// What values may have reached a point of the function.
 #[derive(Clone, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 //! `UNSUPPORTED`, an error if it touches shared memory, never a silent miss.
 
 pub mod deps;
+mod effects;
 pub mod litmus;
 mod may_deps;
 
@@ -233,20 +234,20 @@ pub(super) fn keeps_frame_pointer(code: &[u32]) -> bool {
                     xo,
                     53 | 55 | 119 | 181 | 183 | 247 | 311 | 375 | 439 | 567 | 631 | 695 | 759
                 ));
-        if deps::branch(w, 0).is_some() {
+        if effects::branch(w, 0).is_some() {
             return false; // (a call's callee keeps r31)
         }
         if classify(w, 0, false).is_some_and(|s| s.kind != site_kind::FENCE) {
             // a memory access writes its target if it loads one, its base if an update form
-            return po == 46 || (update && ra == fp) || (deps::loads_gpr(w) && rt == fp);
+            return po == 46 || (update && ra == fp) || (effects::loads_gpr(w) && rt == fp);
         }
-        match deps::effect(w) {
-            deps::Effect::Gpr { dst, .. } | deps::Effect::GprAndCr0 { dst, .. } => dst == fp,
-            deps::Effect::Compare { .. }
-            | deps::Effect::FloatCompare { .. }
-            | deps::Effect::Nothing => false,
+        match effects::effect(w) {
+            effects::Effect::Gpr { dst, .. } | effects::Effect::GprAndCr0 { dst, .. } => dst == fp,
+            effects::Effect::Compare { .. }
+            | effects::Effect::FloatCompare { .. }
+            | effects::Effect::Nothing => false,
             // (what it writes is not known: a register field that names r31 may be it)
-            deps::Effect::Unknown => rt == fp || ra == fp,
+            effects::Effect::Unknown => rt == fp || ra == fp,
         }
     };
     code.contains(&MR_R31_R1)
