@@ -60,17 +60,29 @@ void atomic_end(uint64_t pc) {
  * for the object to change, as an await loop does (smc_stop_try) */
 #define TRY_VISIBLE(op, a, arg) smc_stop_try((op), (uint64_t)(uintptr_t)(a), (arg), CALLER_PC)
 
-/* A recursive mutex (PTHREAD_MUTEX_RECURSIVE, std::recursive_mutex) that its owner locks again
- * only counts: glibc's own owner and count fields, which nothing else uses during an execution
- * (the real mutex is never locked then), hold the owner's slot + 1 and the depth. */
-static int recursive(pthread_mutex_t *m) { return (m->__data.__kind & 127) == PTHREAD_MUTEX_RECURSIVE_NP; }
+/* Mutexes that know their owner: a recursive one (PTHREAD_MUTEX_RECURSIVE, std::recursive_mutex)
+ * that its owner locks again only counts, an error-checking one refuses its owner's relock
+ * (EDEADLK), and both, as robust, priority-inheriting and -protecting ones, refuse an unlock by
+ * another thread (EPERM). glibc's own owner and count fields, which nothing else uses during an
+ * execution (the real mutex is never locked then), hold the owner's slot + 1 and the depth: a
+ * thread reads there only what it wrote itself, or the 0 its owner left at the unlock that let
+ * it take the mutex. */
+static int mutex_type(pthread_mutex_t *m) { return m->__data.__kind & 3; }
+static int recursive(pthread_mutex_t *m) { return mutex_type(m) == PTHREAD_MUTEX_RECURSIVE_NP; }
+static int errorcheck(pthread_mutex_t *m) { return mutex_type(m) == PTHREAD_MUTEX_ERRORCHECK_NP; }
+/* (glibc's PTHREAD_MUTEX_ROBUST_NORMAL_NP, PRIO_INHERIT_NP and PRIO_PROTECT_NP kind bits) */
+#define OWNER_CHECKED_KINDS (16 | 32 | 64)
+static int knows_owner(pthread_mutex_t *m) {
+    return recursive(m) || errorcheck(m) || (m->__data.__kind & OWNER_CHECKED_KINDS);
+}
+static int owned(pthread_mutex_t *m) { return m->__data.__owner == t_slot + 1; }
 static int relocked(pthread_mutex_t *m) {
-    if (!recursive(m) || m->__data.__owner != t_slot + 1) return 0;
+    if (!recursive(m) || !owned(m)) return 0;
     m->__data.__count++;
     return 1;
 }
 static void taken(pthread_mutex_t *m) {
-    if (!recursive(m)) return;
+    if (!knows_owner(m)) return;
     m->__data.__owner = t_slot + 1;
     m->__data.__count = 1;
 }
@@ -83,6 +95,7 @@ static void lock_visible(void *m) {
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_lock, m);
     if (relocked(m)) return 0;
+    if (errorcheck(m) && owned(m)) return EDEADLK;
     lock_visible(m);
     taken(m);
     return 0;
@@ -90,13 +103,15 @@ EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_trylock, m);
     if (relocked(m)) return 0;
+    if (knows_owner(m) && owned(m)) return EBUSY;
     if (TRY_VISIBLE(SMC_OP_MUTEX_TRYLOCK, m, 0)) return EBUSY;
     taken(m);
     return 0;
 }
 EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
     if (!in_execution()) REAL(pthread_mutex_unlock, m);
-    if (recursive(m) && m->__data.__owner == t_slot + 1) {
+    if (knows_owner(m)) {
+        if (!owned(m)) return EPERM;
         if (--m->__data.__count > 0) return 0;
         m->__data.__owner = 0;
     }
@@ -141,11 +156,20 @@ EXPORT int pthread_spin_unlock(pthread_spinlock_t *m) {
     return 0;
 }
 static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, int timed) {
+    unsigned depth = m->__data.__count;
+    if (knows_owner(m)) {
+        if (!owned(m)) return EPERM;
+        m->__data.__owner = 0;
+    }
     uint64_t r = VISIBLE(SMC_OP_COND_WAIT, c, m, timed);
     if (r & SMC_MUTEX_APART) VISIBLE(SMC_OP_MUTEX_UNLOCK, m, 0, 0);
     while ((r = VISIBLE(SMC_OP_COND_REACQUIRE, c, m, timed)) == SMC_BUSY) {
     }
     if (r & SMC_MUTEX_APART) lock_visible(m);
+    if (knows_owner(m)) {
+        m->__data.__owner = t_slot + 1;
+        m->__data.__count = depth;
+    }
     return (int)(uint32_t)r;
 }
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
@@ -171,11 +195,20 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *c) {
     VISIBLE(SMC_OP_COND_BROADCAST, c, 0, 0);
     return 0;
 }
+/* glibc's rwlock refuses its writer's relock, for reading or writing (EDEADLK; a try: EBUSY): its
+ * writer field, which the real lock does not use during an execution, holds the writer's slot
+ * + 1 (what a thread reads there is its own, as with a mutex's owner). */
+static int written_by_me(pthread_rwlock_t *l) { return l->__data.__cur_writer == t_slot + 1; }
 static int rw_lock(int op, pthread_rwlock_t *l) {
+    if (written_by_me(l)) return EDEADLK;
     uint64_t r;
     while ((r = VISIBLE(op, l, 0, 0)) == SMC_BUSY) {
     }
     return (int)r;
+}
+static int rw_try(int op, pthread_rwlock_t *l) {
+    if (written_by_me(l)) return EBUSY;
+    return (int)TRY_VISIBLE(op, l, 1);
 }
 EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_rdlock, l);
@@ -183,18 +216,23 @@ EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
 }
 EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_tryrdlock, l);
-    return (int)TRY_VISIBLE(SMC_OP_RW_RDLOCK, l, 1);
+    return rw_try(SMC_OP_RW_RDLOCK, l);
 }
 EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_wrlock, l);
-    return rw_lock(SMC_OP_RW_WRLOCK, l);
+    int r = rw_lock(SMC_OP_RW_WRLOCK, l);
+    if (r == 0) l->__data.__cur_writer = t_slot + 1;
+    return r;
 }
 EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_trywrlock, l);
-    return (int)TRY_VISIBLE(SMC_OP_RW_WRLOCK, l, 1);
+    int r = rw_try(SMC_OP_RW_WRLOCK, l);
+    if (r == 0) l->__data.__cur_writer = t_slot + 1;
+    return r;
 }
 EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
     if (!in_execution()) REAL(pthread_rwlock_unlock, l);
+    if (written_by_me(l)) l->__data.__cur_writer = 0;
     VISIBLE(SMC_OP_RW_UNLOCK, l, 0, 0);
     return 0;
 }

@@ -375,6 +375,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 
 EXPORT int pthread_join(pthread_t t, void **ret) {
     int slot = in_execution() ? slot_of(t) : -1;
+    if (slot >= 0 && slot == t_slot) return EDEADLK;
     if (slot >= 0) smc_stop(SMC_OP_JOIN, 0, 0, 0, (uint64_t)slot, CALLER_PC, 0, 0);
     if (!g_coroutines) {
         /* the real thread is gone once joined: its slot and stack serve the next one */

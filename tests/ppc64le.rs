@@ -42,6 +42,7 @@ const SAME_ACCESSES: &[&str] = &[
     "exit_without_join.c",
     "heap_account.c",
     "many_threads.c",
+    "owner_errors.c",
 ];
 
 /// Programs with atomics, whose counts differ (larx/stcx. loops) but whose verdicts must not.

@@ -212,6 +212,48 @@ pub fn check_every_model(binary: &Path, extra: &[&str], want: (&str, u64), conte
     }
 }
 
+/// Verdict under one model, and the executions where they are fixed: (interleaving engine,
+/// graph engine).
+pub type Expect = (&'static str, Option<(u64, u64)>);
+
+/// Check `bin` under sc, tso and pso with both engines, and under ra (graph engine only):
+/// the verdict, no execution cut at the step bound, and the executions where given.
+pub fn expect_every_model(bin: &std::path::Path, want: [Expect; 4], ctx: &str) {
+    let mut failures = Vec::new();
+    let runs = ["sc", "tso", "pso", "ra"].into_iter().zip(want);
+    for (model, (verdict, executions)) in runs {
+        let engines: &[&str] = if model == "ra" {
+            &["graph"]
+        } else {
+            &["interleaving", "graph"]
+        };
+        for engine in engines {
+            let r = check(bin, model, &["--keep-going", "--engine", engine]);
+            let n = executions.map(|(interleaving, graph)| {
+                if *engine == "graph" {
+                    graph
+                } else {
+                    interleaving
+                }
+            });
+            let ok =
+                r.verdict() == verdict && r.bounded() == 0 && n.is_none_or(|n| n == r.executions());
+            if !ok {
+                failures.push(format!(
+                    "{ctx} {model} {engine}: {} with {} executions, {} cut; expected {verdict} \
+                     with {n:?}\n{}{}",
+                    r.verdict(),
+                    r.executions(),
+                    r.bounded(),
+                    r.stdout,
+                    r.stderr
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// PIDs of live processes running `exe`.
 pub fn processes_of(exe: &std::path::Path) -> Vec<u32> {
     let mut v = Vec::new();

@@ -537,11 +537,8 @@ impl<'a> Explorer<'a> {
                         if counting {
                             races.push(c);
                             races.extend((0..c).filter(takes));
-                        } else if let Some(acq) = (0..c)
-                            .rev()
-                            .find(|i| run.trace[*i].ev.thread == p && takes(i))
-                        {
-                            races.push(acq);
+                        } else {
+                            races.push(held_until(&run.trace, c, a, takes));
                         }
                     }
                     // an event inside an atomic section moves with the whole section
@@ -963,5 +960,32 @@ impl<'a> Explorer<'a> {
             self.nodes.pop();
         }
         false
+    }
+}
+
+/// The event the acquire of `obj` racing with release `c` must move before: the acquire that
+/// took what `c` gives back, the releasing thread's own. A thread may release what it does not
+/// hold (glibc's normal mutex and spin lock let it): the object was then free before `c`, or
+/// held by another thread, and the racing acquire moves before `c` itself, or before that
+/// other thread's acquire.
+fn held_until(
+    trace: &[TraceEvent],
+    c: usize,
+    obj: TargetAddr,
+    takes: impl Fn(&usize) -> bool,
+) -> usize {
+    let p = trace[c].ev.thread;
+    let gives_back = |i: &usize| trace[*i].ev.op.released_object() == Some(obj);
+    let own = (0..c)
+        .rev()
+        .find(|i| trace[*i].ev.thread == p && (takes(i) || gives_back(i)));
+    if let Some(acq) = own.filter(&takes) {
+        if !(acq + 1..c).any(|i| gives_back(&i)) {
+            return acq;
+        }
+    }
+    match (0..c).rev().find(|i| takes(i) || gives_back(i)) {
+        Some(acq) if takes(&acq) => acq,
+        _ => c,
     }
 }
