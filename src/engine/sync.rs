@@ -335,11 +335,15 @@ impl SyncState {
                 l.writer = Some(t);
             }
             RwUnlock { obj } => {
+                // (by a thread that holds no part of it: undefined in glibc; released as the
+                // graph engine's word releases it, the writer or one reader)
                 let l = self.rwlocks.entry(obj).or_default();
-                if l.writer == Some(t) {
+                if l.writer.is_some() {
                     l.writer = None;
                 } else if let Some(i) = l.readers.iter().position(|&r| r == t) {
                     l.readers.remove(i);
+                } else {
+                    l.readers.pop();
                 }
             }
             BarrierInit { obj, count } => {
