@@ -339,6 +339,40 @@ fn heap_blocks_are_named_by_allocation_site() {
     );
 }
 
+/// The replay command printed with a counterexample passes the program the arguments the
+/// check passed it, quoted for the shell where they need it: run as printed, it reproduces the
+/// error (without them the program took another path).
+#[test]
+fn the_replay_command_names_the_programs_arguments() {
+    let scratch = Scratch::new("cx-replay-args");
+    let bin = compile(&scratch, &source("argv_race.c"), "gcc", &["-O2"]);
+    let b = bin.to_str().unwrap();
+    let sched = scratch.0.join("argv.schedule");
+    let s = sched.to_str().unwrap();
+    let r = run(&[
+        "--model",
+        "sc",
+        "--schedule",
+        s,
+        b,
+        "--",
+        "racy",
+        "two words",
+    ]);
+    assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
+    let printed = format!("replay it with: smc-run --replay {s} {b} -- racy 'two words'\n");
+    assert!(r.stdout.contains(&printed), "{}", r.stdout);
+    let again = run(&["--replay", s, b, "--", "racy", "two words"]);
+    assert!(
+        again.stdout.contains("replay: reproduced the saved error"),
+        "{}{}",
+        again.stdout,
+        again.stderr
+    );
+    let plain = run(&["--model", "sc", b]);
+    assert_eq!(plain.status, 0, "{}{}", plain.stdout, plain.stderr);
+}
+
 /// By default each error's schedule goes to smc-run-out/NAME.MODEL.schedule in the current
 /// directory: a check under another model keeps its own, and a replay against another build
 /// of the program says so in one line instead of diverging.

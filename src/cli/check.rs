@@ -750,12 +750,34 @@ fn print_errors(
         say!("error: {}: {}{count}", cx.kind.name(), cx.message);
         say_part!("{}", report::counterexample_text(sym, cx));
         if let Some(f) = saved.get(k) {
+            let args: String = cli
+                .args
+                .iter()
+                .map(|a| format!(" {}", shell_word(&a.to_string_lossy())))
+                .collect();
+            let args = if args.is_empty() {
+                args
+            } else {
+                format!(" --{args}")
+            };
             say!(
-                "schedule saved to {0}; replay it with: smc-run --replay {0} {1}",
+                "schedule saved to {}; replay it with: smc-run --replay {} {}{args}",
                 f.display(),
-                given.display()
+                shell_word(&f.to_string_lossy()),
+                shell_word(&given.to_string_lossy())
             );
         }
+    }
+}
+
+/// `word` as a shell reads it back: as it is where it holds no character the shell would
+/// take for something else, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:,+-@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 
