@@ -373,6 +373,32 @@ fn the_replay_command_names_the_programs_arguments() {
     assert_eq!(plain.status, 0, "{}{}", plain.stdout, plain.stderr);
 }
 
+/// A replay runs the program in a process of its own, without the engine the check's workers
+/// carried: its environment strings must be as long as theirs, and its preloaded runtime named
+/// alike, or its arguments (above the environment on the initial stack) and its thread-locals
+/// (placed after the loader's records of the preloaded objects) lie elsewhere. A program whose
+/// events depend on where those lie (a loop counted from their addresses) did not replay, under
+/// either engine: "behaved differently", or the error not reproduced.
+#[test]
+fn a_replay_sees_the_arguments_and_thread_locals_where_the_check_saw_them() {
+    let scratch = Scratch::new("cx-replay-layout");
+    let bin = compile(&scratch, &source("layout_events.c"), "gcc", &["-O2"]);
+    let b = bin.to_str().unwrap();
+    for (model, arg) in [("sc", "x"), ("tso", "xyz"), ("ra", "x"), ("ra", "xy")] {
+        let sched = scratch.0.join(format!("{model}.{arg}.schedule"));
+        let s = sched.to_str().unwrap();
+        let r = run(&["-j", "1", "--model", model, "--schedule", s, b, "--", arg]);
+        assert_eq!(r.status, 1, "{model} {arg}\n{}{}", r.stdout, r.stderr);
+        let again = run(&["--replay", s, b, "--", arg]);
+        assert!(
+            again.stdout.contains("replay: reproduced the saved error"),
+            "{model} {arg}\n{}{}",
+            again.stdout,
+            again.stderr
+        );
+    }
+}
+
 /// By default each error's schedule goes to smc-run-out/NAME.MODEL.schedule in the current
 /// directory: a check under another model keeps its own, and a replay against another build
 /// of the program says so in one line instead of diverging.

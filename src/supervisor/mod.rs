@@ -76,7 +76,6 @@ pub struct NativeTarget {
     exe: PathBuf,
     ch: Channel,
     server: Child,
-    _runtime: File,
     /// The capture of the program's stdout and stderr (not when they are let through).
     output: Option<File>,
     plan: Plan,
@@ -268,18 +267,26 @@ impl NativeTarget {
                 cmd
             }
         };
+        // Every process of a check gets environment strings of the same lengths (descriptors
+        // in fixed width, the engine's variables also where it runs no engine, with no area):
+        // they lie above the program's arguments on its stack, so that a copy of an argument
+        // splits into the same pieces (events) in a worker and in the checker's replay of the
+        // worker's error, which otherwise behaved differently.
+        let fd_text = |fd: i32| format!("{fd:06}");
         cmd.args(&opts.args)
-            .env("SMC_CHANNEL_FD", ch.fd().to_string())
-            .env("SMC_RUNTIME_FD", runtime.as_raw_fd().to_string())
+            .env("SMC_CHANNEL_FD", fd_text(ch.fd()))
+            .env("SMC_RUNTIME_FD", fd_text(runtime.as_raw_fd()))
             .env("LD_BIND_NOW", "1")
             // A Rust panic's backtrace is symbolised from /proc/self/maps and the executable's
             // DWARF: thousands of events through uninstrumented reads, for nothing the checker
             // reports (the panic's message and place are enough)
             .env("RUST_BACKTRACE", "0")
             .stdin(Stdio::null());
-        if let (Some(lib), Some(area)) = (engine, &area) {
+        let staged = emulator.is_none().then(engine_library).flatten();
+        if let Some(lib) = engine.or(staged.as_ref()) {
+            let area = area.as_ref().map_or(0, |a| a.fd());
             cmd.env("SMC_ENGINE_LIB", lib)
-                .env("SMC_ENGINE_FD", area.fd().to_string());
+                .env("SMC_ENGINE_FD", fd_text(area));
         }
         let output = if opts.program_output {
             None
@@ -319,7 +326,6 @@ impl NativeTarget {
             exe,
             ch,
             server,
-            _runtime: runtime,
             output,
             plan,
             timeout: opts.exec_timeout,

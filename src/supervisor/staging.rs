@@ -124,11 +124,22 @@ pub(super) fn output_memfd() -> std::io::Result<File> {
     Ok(f)
 }
 
-pub(super) fn runtime_memfd(arch: Arch) -> std::io::Result<File> {
+/// The runtime of `arch` as a memfd the program preloads, written once per checker: every
+/// process of a check preloads it under the same name. The loader keeps that name with its
+/// record of the object, allocated before the main thread's TLS: a name one digit longer (a
+/// later descriptor) moved the TLS, and a worker's error replayed by the checker then read
+/// thread-locals at other addresses ("behaved differently").
+pub(super) fn runtime_memfd(arch: Arch) -> std::io::Result<&'static File> {
+    static STAGED: [std::sync::OnceLock<File>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    let (cell, image) = match arch {
+        Arch::X86_64 => (&STAGED[0], RUNTIME_IMAGE),
+        Arch::Ppc64le => (&STAGED[1], RUNTIME_IMAGE_PPC64LE),
+    };
+    if let Some(f) = cell.get() {
+        return Ok(f);
+    }
     let mut f = memfd(c"smc-runtime", libc::MFD_CLOEXEC)?;
-    f.write_all(match arch {
-        Arch::X86_64 => RUNTIME_IMAGE,
-        Arch::Ppc64le => RUNTIME_IMAGE_PPC64LE,
-    })?;
-    Ok(f)
+    f.write_all(image)?;
+    Ok(cell.get_or_init(|| f))
 }
