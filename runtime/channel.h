@@ -99,6 +99,8 @@ enum smc_site_kind {
     SMC_SITE_ATOMIC_EXIT = 12,  /* a return of such a function: the section ends */
     SMC_SITE_MODELLED = 13,     /* entry of a library function the runtime carries out (size: which,
                                    SMC_MODELLED_*); its copy returns to the caller */
+    SMC_SITE_UNSEEN_ENTRY = 14, /* entry of a library function whose accesses are no events */
+    SMC_SITE_UNSEEN_EXIT = 15,  /* a return or tail jump of one: seen again if its frame is gone */
 };
 /* The await hash of a compare-exchange by which a modelled lock waits for its word (a real one
  * is a hash of registers and stack): the engine reports a deadlock, not a livelock, when such

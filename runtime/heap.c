@@ -147,7 +147,9 @@ void reserve_heaps(void) {
 }
 
 /* An execution starts with every thread's heap empty. */
+static uint64_t g_unseen_used; /* (an unseen function's heap, below) */
 void heap_reset(void) {
+    g_unseen_used = 0;
     for (uint32_t i = 0; i < g_heap_slots; i++) g_heap_used[i] = 0;
     g_heap_slots = 0;
     for (uint32_t i = 0; i < g_freed_slots; i++) g_heap_freed[i].n = 0;
@@ -223,10 +225,44 @@ static void __attribute__((noreturn)) heap_corrupt(const char *msg) {
     abort();
 }
 
+/* ---- an unseen function's heap (trap.c at_unseen_bound): what it allocates must not move
+ * the blocks the program's events name, and its data (how many blocks it takes) may differ
+ * between the worker and the checker's replay of an error (a map keyed by stack addresses),
+ * so its blocks come from an area of their own, handed out from the bottom and zeroed, none
+ * given back before the execution ends (its frees are no events). */
+#define SMC_UNSEEN_AREA (64ull << 20)
+static char *g_unseen_area;
+
+static int unseen(void) { return t_unseen_sp && thread_in_execution(); }
+static int in_unseen_area(const void *p) {
+    return g_unseen_area && (const char *)p >= g_unseen_area && (const char *)p < g_unseen_area + SMC_UNSEEN_AREA;
+}
+
+/* A block for an unseen function: `n` zeroed bytes aligned to `align` (a power of two, at
+ * least 16), its size in the 16 bytes before it; NULL when the area is full. */
+static void *unseen_alloc(size_t n, size_t align) {
+    if (!g_unseen_area) {
+        void *m = REAL_FN(mmap)(NULL, SMC_UNSEEN_AREA, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+        g_unseen_area = m;
+    }
+    uint64_t at = (g_unseen_used + 16 + align - 1) & ~(uint64_t)(align - 1);
+    if (n > SMC_UNSEEN_AREA || at + n > SMC_UNSEEN_AREA) return NULL;
+    g_unseen_used = at + n;
+    memset(g_unseen_area + at, 0, n);
+    *(size_t *)(g_unseen_area + at - 16) = n;
+    return g_unseen_area + at;
+}
+
 /* A block of the running thread's heap aligned to `align` (NULL where it is no power of two,
  * or where the C library's heap serves it). */
 static void *own_aligned(size_t n, size_t align, uint64_t pc) {
     if (!align || (align & (align - 1))) return NULL;
+    if (unseen()) {
+        void *u = unseen_alloc(n, align < 16 ? 16 : align);
+        if (u) return u;
+    }
     int reused;
     return own_alloc(n, align < 16 ? 16 : align, pc, &reused);
 }
@@ -282,6 +318,10 @@ static void fill_new(void *p, const void *q, size_t len, int reused, uint64_t pc
 }
 
 EXPORT void *malloc(size_t n) {
+    if (unseen()) {
+        void *u = unseen_alloc(n, 16);
+        if (u) return u;
+    }
     if (!heap_ready()) return boot_alloc(n);
     int reused;
     void *p = own_alloc(n, 16, CALLER_PC, &reused);
@@ -292,6 +332,10 @@ EXPORT void *malloc(size_t n) {
 
 EXPORT void *calloc(size_t a, size_t b) {
     if (b && a > (size_t)-1 / b) return NULL;
+    if (unseen()) {
+        void *u = unseen_alloc(a * b, 16);
+        if (u) return u;
+    }
     if (!heap_ready()) return boot_alloc(a * b);
     int reused;
     void *p = own_alloc(a * b, 16, CALLER_PC, &reused);
@@ -305,13 +349,22 @@ EXPORT size_t malloc_usable_size(void *p) {
     struct block_header *h = own_block(p);
     if (h) return h->state == BLOCK_LIVE ? h->size : 0;
     if (!p) return 0;
-    if (in_boot(p)) return *(size_t *)((char *)p - 16);
+    if (in_boot(p) || in_unseen_area(p)) return *(size_t *)((char *)p - 16);
     return REAL_FN(malloc_usable_size)(p);
 }
 
 EXPORT void *realloc(void *q, size_t n) {
     uint64_t pc = CALLER_PC;
     struct block_header *h = own_block(q);
+    if (q && (unseen() || in_unseen_area(q))) {
+        /* (a new block, the old one kept, as an unseen function's free keeps it) */
+        size_t old = h            ? h->size
+                     : in_boot(q) || in_unseen_area(q) ? *(size_t *)((char *)q - 16)
+                                                       : REAL_FN(malloc_usable_size)(q);
+        void *p = malloc(n);
+        if (p) memcpy(p, q, old < n ? old : n);
+        return p;
+    }
     if (h || (q && in_boot(q))) {
         size_t old = h ? h->size : *(size_t *)((char *)q - 16);
         if (h && h->state != BLOCK_LIVE) heap_corrupt("realloc(): invalid pointer\n");
@@ -344,6 +397,8 @@ EXPORT void *realloc(void *q, size_t n) {
 }
 
 EXPORT void free(void *p) {
+    /* (an unseen function's free is no event: the block is kept till the execution ends) */
+    if (unseen() || in_unseen_area(p)) return;
     struct block_header *h = own_block(p);
     if (h) {
         own_free(h, "free(): invalid pointer\n", CALLER_PC);

@@ -123,7 +123,8 @@ static void restore_signals(void) {
 }
 
 EXPORT int sigaltstack(const stack_t *ss, stack_t *old) {
-    if (!g_coroutines || !in_execution() || t_slot >= SMC_MAX_THREADS) REAL(sigaltstack, ss, old);
+    /* (also in an unseen function: std's thread end gives its alternate stack back in one) */
+    if (!g_coroutines || !thread_in_execution() || t_slot >= SMC_MAX_THREADS) REAL(sigaltstack, ss, old);
     stack_t *own = &g_altstack[t_slot];
     if (ss && ss->ss_flags & ~SS_DISABLE) {
         errno = EINVAL;

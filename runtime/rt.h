@@ -129,7 +129,13 @@ void __attribute__((noreturn)) refuse_call(const char *what, uint64_t pc);
 void reraise_default(int sig);
 void on_fatal(int sig, siginfo_t *si, void *ucv);
 
-static inline int in_execution(void) { return g_active && t_slot >= 0 && !g_exiting; }
+/* A library function whose accesses are no events runs (src/site.rs UNSEEN_FUNCTIONS): the
+ * stack pointer at its entry, 0 if none. */
+extern __thread uint64_t t_unseen_sp;
+/* A thread of the execution runs (its calls and accesses may be events). */
+static inline int thread_in_execution(void) { return g_active && t_slot >= 0 && !g_exiting; }
+/* ... and its calls and accesses are events now. */
+static inline int in_execution(void) { return thread_in_execution() && !t_unseen_sp; }
 
 int smc_pieces_begin(uint64_t pc, uint32_t site);
 int smc_range_watched(uint64_t ea, uint64_t size);

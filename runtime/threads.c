@@ -151,6 +151,7 @@ static void *thread_start(void *p) {
     errno = 0; /* a new thread's; a coroutine's TLS starts as a copy of its creator's */
     t_atomic_depth = 0;
     t_atomic_begin_pc = 0;
+    t_unseen_sp = 0;
     t_slot = a.slot;
     if (a.stack_lo) {
         t_stack_lo = a.stack_lo;
@@ -250,6 +251,7 @@ void co_start(void) {
     memset(g_joined, 0, sizeof g_joined);
     g_spawned_slot = 0;
     t_atomic_depth = 0; /* main's (the host's TLS): an execution may have ended inside a section */
+    t_unseen_sp = 0;
     t_atomic_begin_pc = 0;
     for (uint32_t i = 0; i < g_co_span; i++) {
         g_co[i].waiting = 0;

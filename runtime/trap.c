@@ -690,6 +690,22 @@ static void rust_mutex_lock_contended(uint64_t pc, greg_t *uc, uint32_t site_no)
     }
 }
 
+/* A library function whose accesses are no events (src/site.rs UNSEEN_FUNCTIONS) runs from
+ * its entry until it leaves with the stack as it found it (a return, or a tail jump after its
+ * epilogue), as one step of its thread: no event inside it, so no other thread runs meanwhile,
+ * and what it does to memory only such functions see. Its calls run as outside an execution
+ * (in_execution() is 0), but for the blocks it frees, kept till the execution ends (heap.c),
+ * and its alternate signal stack, the thread's own (process.c). */
+__thread uint64_t t_unseen_sp;
+static void at_unseen_bound(const struct smc_site *st, greg_t *uc) {
+    uint64_t sp = smc_sp(uc);
+    if (st->kind == SMC_SITE_UNSEEN_ENTRY) {
+        if (thread_in_execution() && !t_unseen_sp) t_unseen_sp = sp;
+    } else if (sp >= t_unseen_sp) {
+        t_unseen_sp = 0;
+    }
+}
+
 /* A bounded spin loop's load (targets/x86_64/spin/): its counter is set so that the loop
  * ends after this load, which reaches the same states as spinning on. */
 static void end_spin(const struct smc_site *st, greg_t *uc) {
@@ -770,6 +786,12 @@ static void at_site(const struct smc_site *st, uint64_t pc, greg_t *uc) {
         if (st->size == SMC_MODELLED_RUST_MUTEX_LOCK) rust_mutex_lock_contended(pc, uc, site_no);
         return;
     }
+    if (st->kind == SMC_SITE_UNSEEN_ENTRY || st->kind == SMC_SITE_UNSEEN_EXIT) {
+        at_unseen_bound(st, uc);
+        return;
+    }
+    /* (an unseen function's frame left by unwinding) */
+    if (t_unseen_sp && smc_sp(uc) > t_unseen_sp) t_unseen_sp = 0;
     if (!in_execution()) return;
     if (st->kind == SMC_SITE_FENCE) {
         if (ch->flags & SMC_FLAG_FENCES_VISIBLE) smc_stop(SMC_OP_FENCE, 0, 0, 0, st->size, pc, 0, site_no);

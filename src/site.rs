@@ -28,6 +28,12 @@ pub mod site_kind {
     /// The first instruction of a library function the runtime carries out itself
     /// (`Site::size` says which, [`super::MODELLED_CALLS`]); its copy returns to the caller.
     pub const MODELLED: u8 = 13;
+    /// The first instruction of a library function whose accesses are no events
+    /// ([`super::UNSEEN_FUNCTIONS`]): the thread runs unseen until it leaves the function.
+    pub const UNSEEN_ENTRY: u8 = 14;
+    /// A `ret` or a tail jump of such a function: seen again, where the stack is as at its
+    /// entry (a jump inside the function, with its frame still on the stack, is no exit).
+    pub const UNSEEN_EXIT: u8 = 15;
 
     /// May a site of this kind be chained to the next, or the next to it
     /// ([`super::site_flags::CHAINED`])? Plain accesses only, which the hook reports and the
@@ -65,6 +71,20 @@ pub const MODELLED_CALLS: [(&[&str], u32); 1] = [(
     ],
     MODELLED_RUST_MUTEX_LOCK,
 )];
+
+/// Library functions whose accesses are no events (`site_kind::UNSEEN_ENTRY`), by their
+/// demangled names: Rust std's map from each thread to its stack's guard page, which std's
+/// SIGSEGV handler alone reads (to name the thread whose stack overflowed), and every thread
+/// updates under one lock as it starts and ends. Explored, the updates' orders multiplied each
+/// program's executions by the orders of its threads' starts and ends (two empty scoped
+/// threads: no end after 80,000 executions); they cannot change what the program computes. The
+/// function runs as one step of its thread, on memory only such functions touch.
+pub const UNSEEN_FUNCTIONS: [&[&str]; 3] = [
+    &["std::sys::pal::unix::stack_overflow::thread_info::set_current_info"],
+    &["std::sys::pal::unix::stack_overflow::thread_info::delete_current_info"],
+    // (where the deletion is inlined into it; its alternate stack's release is the runtime's)
+    &["std::sys::pal::unix::stack_overflow::imp::drop_handler"],
+];
 
 /// The `Site::size` of a `site_kind::MODELLED` site at std's futex `Mutex::lock_contended`.
 pub const MODELLED_RUST_MUTEX_LOCK: u32 = 0;

@@ -61,6 +61,14 @@ pub trait Decoder: Sync {
     fn site_at(&self, section: &CodeSection, addr: u64, kind: u8) -> Option<DecodedSite>;
     /// The addresses of the return instructions in `[lo, hi)` of `section` (a function).
     fn returns_in(&self, section: &CodeSection, lo: u64, hi: u64) -> Vec<u64>;
+    /// Where a function in [lo, hi) of `section` may leave: its returns and its jumps that may
+    /// land outside it (tail calls; indirect jumps too). `None` where one of them cannot be
+    /// hooked (a direct jump out: its copy could not run it), or where the instruction set has
+    /// no such analysis.
+    fn exits_in(&self, section: &CodeSection, lo: u64, hi: u64) -> Option<Vec<u64>> {
+        let _ = (section, lo, hi);
+        None
+    }
     /// Bytes that run the site's instruction at address `at` and then jump back after the
     /// original, for the program loaded with `bias` added to its file addresses; or, given
     /// `then`, to that address instead (a site chained to the next one: its stub). At most

@@ -6,7 +6,7 @@ use crate::program::CodeSection;
 use crate::program::Program;
 use crate::site::{
     site_flags, site_kind, Site, ATOMIC_FUNCTION_PREFIX, ERROR_CALLS, ERROR_CALL_PANIC,
-    MODELLED_CALLS, RUST_START_PANIC,
+    MODELLED_CALLS, RUST_START_PANIC, UNSEEN_FUNCTIONS,
 };
 
 /// The code section holding `addr`.
@@ -75,6 +75,29 @@ impl Plan {
             for (names, model) in MODELLED_CALLS {
                 if let Some(addr) = program.function_address_demangled(names) {
                     hooks.push((addr, site_kind::MODELLED, model));
+                }
+            }
+        }
+        // the library functions that run unseen: where every way out can be hooked
+        if program.arch == crate::program::Arch::X86_64 {
+            for names in UNSEEN_FUNCTIONS {
+                let Some((lo, hi)) = program.function_span_demangled(names) else {
+                    continue;
+                };
+                let exits = section_of(program, lo).and_then(|c| decoder.exits_in(c, lo, hi));
+                let Some(exits) = exits.filter(|e| !e.is_empty()) else {
+                    continue;
+                };
+                let unseen: Vec<(u64, u8, u32)> = std::iter::once((lo, site_kind::UNSEEN_ENTRY))
+                    .chain(exits.into_iter().map(|e| (e, site_kind::UNSEEN_EXIT)))
+                    .map(|(a, k)| (a, k, 0))
+                    .collect();
+                // (an exit left unhooked would leave the rest of the thread unseen)
+                let hookable = |&(a, k, _): &(u64, u8, u32)| {
+                    section_of(program, a).is_some_and(|c| decoder.site_at(c, a, k).is_some())
+                };
+                if unseen.iter().all(hookable) {
+                    hooks.extend(unseen);
                 }
             }
         }

@@ -355,6 +355,17 @@ impl Program {
 
     /// The address of the function the program defines under one of `names`, demangled.
     pub fn function_address_demangled(&self, names: &[&str]) -> Option<u64> {
+        self.function_demangled(names).map(|f| f.addr)
+    }
+
+    /// The function the program defines under one of `names`, demangled: (start, end).
+    pub fn function_span_demangled(&self, names: &[&str]) -> Option<(u64, u64)> {
+        self.function_demangled(names)
+            .filter(|f| f.size > 0)
+            .map(|f| (f.addr, f.addr.saturating_add(f.size)))
+    }
+
+    fn function_demangled(&self, names: &[&str]) -> Option<&Symbol> {
         // (a mangled name holds each identifier as it is: only those are demangled)
         self.functions
             .iter()
@@ -364,7 +375,6 @@ impl Program {
                     .any(|n| f.name.contains(n.rsplit("::").next().unwrap_or(n)))
             })
             .find(|f| names.contains(&demangled(&f.name).as_str()))
-            .map(|f| f.addr)
     }
 
     /// The name of the function starting at `addr`, demangled.

@@ -355,6 +355,27 @@ impl Decoder for X86_64 {
         DecodedSection { sites, wide_state }
     }
 
+    fn exits_in(&self, section: &CodeSection, lo: u64, hi: u64) -> Option<Vec<u64>> {
+        let start = lo.checked_sub(section.addr)? as usize;
+        let bytes = section
+            .bytes
+            .get(start..hi.checked_sub(section.addr)? as usize)?;
+        let mut exits = Vec::new();
+        for i in IcedDecoder::with_ip(64, bytes, lo, DecoderOptions::NONE) {
+            match i.flow_control() {
+                _ if i.is_invalid() => return None,
+                FlowControl::Return | FlowControl::IndirectBranch => exits.push(i.ip()),
+                FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch
+                    if !(lo..hi).contains(&i.near_branch_target()) =>
+                {
+                    return None
+                }
+                _ => {}
+            }
+        }
+        Some(exits)
+    }
+
     fn returns_in(&self, section: &CodeSection, lo: u64, hi: u64) -> Vec<u64> {
         let (Some(start), Some(end)) = (lo.checked_sub(section.addr), hi.checked_sub(section.addr))
         else {
