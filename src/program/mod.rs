@@ -14,6 +14,13 @@ pub struct Symbol {
     pub name: String,
 }
 
+impl Symbol {
+    /// Where it lies, [start, end); `None` for a symbol without a size.
+    fn span(&self) -> Option<(u64, u64)> {
+        (self.size > 0).then(|| (self.addr, self.addr.saturating_add(self.size)))
+    }
+}
+
 /// An executable section to instrument.
 #[derive(Clone, Debug)]
 pub struct CodeSection {
@@ -340,8 +347,8 @@ impl Program {
     pub fn functions_prefixed(&self, prefix: &str) -> Vec<(u64, u64)> {
         self.functions
             .iter()
-            .filter(|f| f.name.starts_with(prefix) && f.size > 0)
-            .map(|f| (f.addr, f.addr.saturating_add(f.size)))
+            .filter(|f| f.name.starts_with(prefix))
+            .filter_map(Symbol::span)
             .collect()
     }
 
@@ -360,9 +367,7 @@ impl Program {
 
     /// The function the program defines under one of `names`, demangled: (start, end).
     pub fn function_span_demangled(&self, names: &[&str]) -> Option<(u64, u64)> {
-        self.function_demangled(names)
-            .filter(|f| f.size > 0)
-            .map(|f| (f.addr, f.addr.saturating_add(f.size)))
+        self.function_demangled(names)?.span()
     }
 
     fn function_demangled(&self, names: &[&str]) -> Option<&Symbol> {

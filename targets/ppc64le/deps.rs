@@ -232,9 +232,8 @@ fn function(
                             // where this analysis does not follow: the isync's own
                             // `ctrlisync`, which the model extends to what follows it
                             next.ctrlisync.union(&state.ctrl);
-                            let names = state.ctrl.members().map(|l| loads[l]).collect();
                             let deps = Dependencies {
-                                ctrlisync: names,
+                                ctrlisync: names(&state.ctrl, &loads),
                                 ..Default::default()
                             };
                             out.insert(at(i), deps);
@@ -279,17 +278,10 @@ fn function(
 /// counter) to a target in the function of `len` words at `addr`: the bit, the value it
 /// branches on, and the target's index.
 fn decides(w: u32, at: u64, addr: u64, len: usize) -> Option<(u32, bool, usize)> {
-    let (bo, bit) = (field(w, 21), field(w, 16));
-    if w >> 26 != 16 || w & 1 == 1 || bo & 0x14 != 0x04 {
-        return None;
-    }
-    let target = branch(w, at)?.target?;
+    let b = branch(w, at).filter(|b| !b.links)?;
+    let ((bit, taken_if), target) = (b.decided_by?, b.target?);
     let index = target.checked_sub(addr)? / 4;
-    (target.is_multiple_of(4) && (index as usize) < len).then_some((
-        bit,
-        bo & 0x08 != 0,
-        index as usize,
-    ))
+    (target.is_multiple_of(4) && (index as usize) < len).then_some((bit, taken_if, index as usize))
 }
 
 /// Where a state that reaches word `s` goes on: past the conditional branches there whose bit
@@ -426,6 +418,11 @@ fn apply(e: Effect, next: &mut State) {
     }
 }
 
+/// The loads of `s`, by the addresses of their words (`loads`: each load's).
+fn names(s: &Set, loads: &[u64]) -> Vec<u64> {
+    s.members().map(|i| loads[i]).collect()
+}
+
 /// A memory access at word `w`: record what it depends on, then what it writes.
 #[allow(clippy::too_many_arguments)]
 fn access(
@@ -447,7 +444,7 @@ fn access(
     if site.index != crate::site::REG_NONE {
         address.push(rb);
     }
-    let names = |s: &Set| s.members().map(|i| loads[i]).collect::<Vec<_>>();
+    let names = |s: &Set| names(s, loads);
     let writes = site.kind == site_kind::STORE || site.kind == site_kind::CAS;
     // a store of a general register: stw, stb, sth, std, their X forms and update forms, stmw
     // (its first register), stwcx. and friends

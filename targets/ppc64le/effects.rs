@@ -139,6 +139,9 @@ pub(super) struct Branch {
     /// It may not branch at all but stay (a conditional or counter branch): the CR field it
     /// tests, if it tests one.
     pub(super) tests: Option<u32>,
+    /// Where one CR bit alone decides it (a conditional branch that leaves the counter as it
+    /// is): that bit, and the value with which it goes to `target`.
+    pub(super) decided_by: Option<(u32, bool)>,
     /// It saves the return address (a call).
     pub(super) links: bool,
 }
@@ -159,6 +162,7 @@ pub(super) fn branch(w: u32, addr: u64) -> Option<Branch> {
                 target: Some(t),
                 falls_through: links,
                 tests: None,
+                decided_by: None,
                 links,
             })
         }
@@ -170,6 +174,7 @@ pub(super) fn branch(w: u32, addr: u64) -> Option<Branch> {
             let bi = field(w, 16);
             let always = bo & 0x14 == 0x14;
             let tests = (bo & 0x10 == 0).then_some(bi >> 2);
+            let decided_by = (bo & 0x14 == 0x04).then_some((bi, bo & 0x08 != 0));
             let target = (po == 16).then(|| {
                 let bd = ((w & 0xfffc) as i16) as i64;
                 if absolute {
@@ -182,6 +187,7 @@ pub(super) fn branch(w: u32, addr: u64) -> Option<Branch> {
                 target,
                 falls_through: !always || links,
                 tests,
+                decided_by,
                 links,
             })
         }
